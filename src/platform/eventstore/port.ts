@@ -1,0 +1,76 @@
+/**
+ * The EventStore port. Every mutation of the service is an append here; every read model is a
+ * projection of `readAll` / `subscribeToAll`. Adapters: PostgreSQL (default) and KurrentDB.
+ */
+
+/** Metadata carried by every event; the audit log is built from it. */
+export interface EventMetadata {
+  tenantId: string;
+  actor: string; // user id, client id or 'system'
+  clientIp?: string | null;
+  userAgent?: string | null;
+  correlationId?: string | null;
+  causationId?: string | null;
+  occurredAt: string; // ISO 8601, from the injected clock
+}
+
+/** An event as a command handler proposes it. `id` makes re-appends idempotent. */
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  id: string; // UUIDv7
+  type: Type;
+  data: Data;
+  metadata: EventMetadata;
+}
+
+/** An event as the store recorded it. */
+export interface RecordedEvent<Type extends string = string, Data = unknown> extends NewEvent<Type, Data> {
+  streamId: string;
+  /** 0-based revision of the event inside its stream. */
+  revision: bigint;
+  /** Position in the global log; strictly increasing in delivery order. */
+  position: bigint;
+}
+
+/** Optimistic-concurrency expectation of an append. */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export interface AppendResult {
+  /** Revision of the last event now in the stream (-1n for a stream left empty). */
+  nextExpectedRevision: bigint;
+  /** Global position of the last event appended (or of the already-recorded duplicate). */
+  position: bigint;
+}
+
+export interface StreamAppend {
+  streamId: string;
+  expectedRevision: ExpectedRevision;
+  events: NewEvent[];
+}
+
+export interface Subscription {
+  /** Stops delivery; resolves once the handler is no longer running. */
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events strictly after this position (undefined: from the beginning). */
+  after?: bigint;
+  /** Called for each batch in position order; the next batch waits for it to resolve. */
+  onEvents(events: RecordedEvent[]): Promise<void>;
+  onError?(error: unknown): void;
+  batchSize?: number;
+}
+
+export interface EventStore {
+  append(streamId: string, events: NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
+  /** Appends to several streams in one transaction: all or nothing. Returns one result per stream. */
+  appendMulti(appends: StreamAppend[]): Promise<AppendResult[]>;
+  readStream(streamId: string, fromRevision?: bigint): Promise<RecordedEvent[]>;
+  /** Events strictly after `afterPosition`, in position order, at most `limit`. */
+  readAll(afterPosition: bigint | undefined, limit: number): Promise<RecordedEvent[]>;
+  /** Catch-up from `after`, then live. */
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Position of the newest event a global reader may see now (0n when empty). */
+  headPosition(): Promise<bigint>;
+  close(): Promise<void>;
+}
