@@ -9,3 +9,11 @@ export class WrongExpectedVersionError extends Error {
     this.name = 'WrongExpectedVersionError';
   }
 }
+
+/** Some, but not all, of an append's event ids are already recorded (or in other streams). */
+export class IdempotencyConflictError extends Error {
+  constructor(readonly eventIds: string[]) {
+    super(`Events already recorded with other content: ${eventIds.join(', ')}`);
+    this.name = 'IdempotencyConflictError';
+  }
+}

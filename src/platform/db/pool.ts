@@ -1,0 +1,32 @@
+import pg from 'pg';
+
+// Event positions and revisions are bigints; hand them to the code as strings, never as lossy numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that can run a query: the pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+export function createPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'iam-service' });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `work` in one transaction on one client: commit on success, rollback on any error. */
+export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await work(client);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

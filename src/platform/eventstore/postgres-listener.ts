@@ -1,0 +1,83 @@
+import pg from 'pg';
+
+/**
+ * One LISTEN connection per store that wakes every waiting subscriber on NOTIFY. A generation
+ * counter closes the gap between "read found nothing" and "started waiting": a notification in
+ * between is not lost. If the connection fails, waits simply time out (the poll fallback).
+ */
+export class NotificationListener {
+  private client: pg.Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private generation = 0;
+  private waiters = new Set<() => void>();
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly channel: string,
+  ) {}
+
+  /** The current generation; pass it to `wait` to return at once if a notification came since. */
+  get current(): number {
+    return this.generation;
+  }
+
+  async wait(timeoutMs: number, sinceGeneration = this.generation): Promise<void> {
+    if (this.closed) return;
+    void this.ensureConnected();
+    if (this.generation !== sinceGeneration) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      this.waiters.add(done);
+    });
+  }
+
+  private ensureConnected(): Promise<void> {
+    if (this.client || this.closed) return Promise.resolve();
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(this.pool.options);
+    client.on('notification', () => this.notifyAll());
+    client.on('error', () => {
+      if (this.client === client) this.client = null;
+      client.end().catch(() => undefined);
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${pg.escapeIdentifier(this.channel)}`);
+      if (this.closed) {
+        await client.end();
+        return;
+      }
+      this.client = client;
+      // Anything appended before LISTEN took effect was not announced: let waiters look again.
+      this.notifyAll();
+    } catch {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  private notifyAll(): void {
+    this.generation += 1;
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.notifyAll();
+    await this.connecting;
+    await this.client?.end().catch(() => undefined);
+    this.client = null;
+  }
+}

@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WrongExpectedVersionError } from '../../../src/platform/eventstore/errors.ts';
+import type { EventStore, NewEvent, RecordedEvent } from '../../../src/platform/eventstore/port.ts';
+import { newId } from '../../../src/platform/ids.ts';
+
+export function testEvent(type = 'SomethingHappened', data: unknown = { n: 1 }): NewEvent {
+  return {
+    id: newId(),
+    type,
+    data,
+    metadata: { tenantId: 'acme', actor: 'system', occurredAt: new Date().toISOString() },
+  };
+}
+
+function uniqueStream(category = 'thing'): string {
+  return `${category}-acme.${newId()}`;
+}
+
+/** The behaviour every EventStore adapter must show; run by each adapter's test file. */
+export function eventStoreContract(name: string, open: () => Promise<{ store: EventStore; close(): Promise<void> }>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let store: EventStore;
+    let close: () => Promise<void>;
+    beforeAll(async () => {
+      ({ store, close } = await open());
+    });
+    afterAll(() => close());
+
+    it('appends to a new stream and reads it back in revision order', async () => {
+      const stream = uniqueStream();
+      const events = [testEvent('A', { i: 0 }), testEvent('B', { i: 1 }), testEvent('C', { i: 2 })];
+      const result = await store.append(stream, events, 'no_stream');
+      expect(result.nextExpectedRevision).toBe(2n);
+      expect(result.position).toBeGreaterThan(0n);
+      const read = await store.readStream(stream);
+      expect(read.map((e) => [e.type, e.revision, e.data])).toEqual([
+        ['A', 0n, { i: 0 }],
+        ['B', 1n, { i: 1 }],
+        ['C', 2n, { i: 2 }],
+      ]);
+      expect(read[0]!.metadata.tenantId).toBe('acme');
+      expect(read.at(-1)!.position).toBe(result.position);
+      expect(await store.readStream(stream, 1n)).toHaveLength(2);
+    });
+
+    it('reads an absent stream as empty', async () => {
+      expect(await store.readStream(uniqueStream())).toEqual([]);
+    });
+
+    it('enforces every kind of expected revision with a typed error', async () => {
+      const stream = uniqueStream();
+      await expect(store.append(stream, [testEvent()], 'stream_exists')).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      await expect(store.append(stream, [testEvent()], 0n)).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      await store.append(stream, [testEvent()], 'no_stream');
+      await expect(store.append(stream, [testEvent()], 'no_stream')).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      await expect(store.append(stream, [testEvent()], 5n)).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      expect((await store.append(stream, [testEvent()], 0n)).nextExpectedRevision).toBe(1n);
+      expect((await store.append(stream, [testEvent()], 'stream_exists')).nextExpectedRevision).toBe(2n);
+      expect((await store.append(stream, [testEvent()], 'any')).nextExpectedRevision).toBe(3n);
+      expect(await store.readStream(stream)).toHaveLength(4);
+    });
+
+    it('lets only one of two racing appends at the same revision win', async () => {
+      const stream = uniqueStream();
+      await store.append(stream, [testEvent()], 'no_stream');
+      const outcomes = await Promise.allSettled([
+        store.append(stream, [testEvent('X')], 0n),
+        store.append(stream, [testEvent('Y')], 0n),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const rejected = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+      expect(rejected.reason).toBeInstanceOf(WrongExpectedVersionError);
+      expect(await store.readStream(stream)).toHaveLength(2);
+    });
+
+    it('treats re-appending the same event ids as a no-op', async () => {
+      const stream = uniqueStream();
+      const events = [testEvent(), testEvent()];
+      const first = await store.append(stream, events, 'no_stream');
+      const again = await store.append(stream, events, 'no_stream');
+      expect(again).toEqual(first);
+      expect(await store.readStream(stream)).toHaveLength(2);
+    });
+
+    it('appends to several streams atomically: all or nothing', async () => {
+      const owner = uniqueStream('user');
+      const reservation = uniqueStream('reservation');
+      await store.append(reservation, [testEvent('Claimed')], 'no_stream');
+      const failing = store.appendMulti([
+        { streamId: owner, expectedRevision: 'no_stream', events: [testEvent('UserCreated')] },
+        { streamId: reservation, expectedRevision: 'no_stream', events: [testEvent('Claimed')] },
+      ]);
+      await expect(failing).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      expect(await store.readStream(owner)).toEqual([]);
+
+      const results = await store.appendMulti([
+        { streamId: owner, expectedRevision: 'no_stream', events: [testEvent('UserCreated')] },
+        { streamId: reservation, expectedRevision: 0n, events: [testEvent('Released'), testEvent('Claimed')] },
+      ]);
+      expect(results.map((r) => r.nextExpectedRevision)).toEqual([0n, 2n]);
+      expect(await store.readStream(owner)).toHaveLength(1);
+      expect(await store.readStream(reservation)).toHaveLength(3);
+    });
+
+    it('reads the global log after a position in position order', async () => {
+      const head = await store.headPosition();
+      const stream = uniqueStream();
+      await store.append(stream, [testEvent('One'), testEvent('Two')]);
+      await store.append(uniqueStream(), [testEvent('Three')]);
+      const read = await store.readAll(head, 100);
+      expect(read.map((e) => e.type)).toEqual(['One', 'Two', 'Three']);
+      expect(read.map((e) => e.position)).toEqual([...read.map((e) => e.position)].sort((a, b) => (a < b ? -1 : 1)));
+      expect(await store.readAll(head, 1)).toHaveLength(1);
+      expect(await store.headPosition()).toBe(read.at(-1)!.position);
+    });
+
+    it('subscribes to all: catches up from a position, then delivers live events', async () => {
+      const head = await store.headPosition();
+      const before = uniqueStream();
+      await store.append(before, [testEvent('Before')]);
+      const received: RecordedEvent[] = [];
+      const subscription = store.subscribeToAll({
+        after: head,
+        onEvents: async (events) => {
+          received.push(...events);
+        },
+      });
+      try {
+        await store.append(uniqueStream(), [testEvent('Live1'), testEvent('Live2')]);
+        await expect.poll(() => received.map((e) => e.type), { timeout: 10_000 }).toEqual(['Before', 'Live1', 'Live2']);
+      } finally {
+        await subscription.close();
+      }
+    });
+
+    it('redelivers a batch whose handler failed instead of skipping it', async () => {
+      const head = await store.headPosition();
+      await store.append(uniqueStream(), [testEvent('Fragile')]);
+      let attempts = 0;
+      const delivered: string[] = [];
+      const subscription = store.subscribeToAll({
+        after: head,
+        onEvents: async (events) => {
+          attempts += 1;
+          if (attempts === 1) throw new Error('transient');
+          delivered.push(...events.map((e) => e.type));
+        },
+        onError: () => undefined,
+      });
+      try {
+        await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['Fragile']);
+        expect(attempts).toBe(2);
+      } finally {
+        await subscription.close();
+      }
+    });
+  });
+}
