@@ -1,0 +1,36 @@
+import type { Logger } from 'pino';
+import pg from 'pg';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import type { EventStore } from '../eventstore/port.ts';
+import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import type { Projection } from './projection.ts';
+import { ProjectionWorker } from './runner.ts';
+
+/**
+ * Empties a read model and replays the whole log into it. Running service instances notice the
+ * checkpoint moving back and rewind too, so the rebuild is safe while the service runs.
+ */
+export async function rebuildProjection(
+  projection: Projection,
+  store: EventStore,
+  pool: Pool,
+  logger: Logger,
+  timeoutMs = 600_000,
+): Promise<void> {
+  await ensureCheckpoint(pool, projection.name);
+  await withTransaction(pool, async (tx) => {
+    await lockCheckpoint(tx, projection.name);
+    if (projection.tables.length > 0) {
+      await tx.query(`truncate ${projection.tables.map((t) => pg.escapeIdentifier(t)).join(', ')}`);
+    }
+    await saveCheckpoint(tx, projection.name, 0n);
+  });
+  const head = await store.headPosition();
+  const worker = new ProjectionWorker(projection, store, pool, logger);
+  await worker.start();
+  try {
+    if (!(await worker.waiters.wait(head, timeoutMs))) throw new Error(`Rebuild of ${projection.name} timed out`);
+  } finally {
+    await worker.stop();
+  }
+}

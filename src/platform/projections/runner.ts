@@ -1,0 +1,122 @@
+import type { Logger } from 'pino';
+import { withTransaction, type Pool } from '../db/pool.ts';
+import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
+import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { PositionWaiters } from './position-waiters.ts';
+import type { Projection } from './projection.ts';
+
+/**
+ * Keeps one read model up to date from the global log. Several instances (or a rebuild command)
+ * may run the same projection: each batch locks the checkpoint row, applies only events past it,
+ * and a runner whose stream of events no longer joins the checkpoint (a rebuild reset it) rewinds.
+ */
+export class ProjectionWorker {
+  readonly waiters = new PositionWaiters();
+  private subscription: Subscription | null = null;
+  private stopped = true;
+  private restarting: Promise<void> | null = null;
+  lastError: unknown = null;
+
+  constructor(
+    readonly projection: Projection,
+    private readonly store: EventStore,
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+  ) {}
+
+  get running(): boolean {
+    return !this.stopped;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    const checkpoint = await ensureCheckpoint(this.pool, this.projection.name);
+    this.subscribeFrom(checkpoint);
+  }
+
+  private subscribeFrom(position: bigint): void {
+    this.waiters.reset(position);
+    let expectedAfter = position;
+    this.subscription = this.store.subscribeToAll({
+      after: position,
+      batchSize: 500,
+      onEvents: async (events) => {
+        const applied = await this.applyBatch(expectedAfter, events);
+        if (applied === 'rewind') return;
+        expectedAfter = events.at(-1)!.position;
+        this.lastError = null;
+        this.waiters.advance(applied > expectedAfter ? applied : expectedAfter);
+      },
+      onError: (error) => {
+        this.lastError = error;
+        this.logger.error({ err: error, projection: this.projection.name }, 'projection batch failed; retrying');
+      },
+    });
+  }
+
+  /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
+  private async applyBatch(after: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
+    const { name, handlers } = this.projection;
+    const outcome = await withTransaction(this.pool, async (tx) => {
+      const checkpoint = await lockCheckpoint(tx, name);
+      if (checkpoint < after) return { rewindTo: checkpoint };
+      const last = events.at(-1)!.position;
+      if (checkpoint >= last) return { reached: checkpoint }; // another runner applied it already
+      for (const event of events) {
+        if (event.position <= checkpoint) continue;
+        await handlers[event.type]?.(event, tx);
+      }
+      await saveCheckpoint(tx, name, last);
+      return { reached: last };
+    });
+    if ('rewindTo' in outcome) {
+      this.logger.info({ projection: name, position: String(outcome.rewindTo) }, 'checkpoint moved back; rewinding');
+      this.restarting = this.restartFrom(outcome.rewindTo);
+      return 'rewind';
+    }
+    return outcome.reached;
+  }
+
+  private async restartFrom(position: bigint): Promise<void> {
+    const old = this.subscription;
+    // Not awaited inside the handler: close() waits for the handler that called us.
+    await Promise.resolve();
+    await old?.close();
+    if (!this.stopped) this.subscribeFrom(position);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.restarting;
+    await this.subscription?.close();
+    this.subscription = null;
+  }
+}
+
+/** Runs every projection of the service and answers "have my reads caught up with position P?". */
+export class ProjectionRunner {
+  readonly workers: ProjectionWorker[];
+
+  constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
+    this.workers = projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name })));
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.stop()));
+  }
+
+  get running(): boolean {
+    return this.workers.every((w) => w.running);
+  }
+
+  /** Waits (bounded) until the named projections (all when omitted) have passed `position`. */
+  async waitFor(position: bigint, timeoutMs: number, names?: string[]): Promise<boolean> {
+    const workers = names ? this.workers.filter((w) => names.includes(w.projection.name)) : this.workers;
+    const reached = await Promise.all(workers.map((w) => w.waiters.wait(position, timeoutMs)));
+    return reached.every(Boolean);
+  }
+}
