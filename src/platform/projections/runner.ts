@@ -57,7 +57,7 @@ export class ProjectionWorker {
   /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
   private async applyBatch(after: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name, handlers } = this.projection;
-    const outcome = await withTransaction(this.pool, async (tx) => {
+    const outcome = await withTransaction<{ rewindTo: bigint } | { reached: bigint }>(this.pool, async (tx) => {
       const checkpoint = await lockCheckpoint(tx, name);
       if (checkpoint < after) return { rewindTo: checkpoint };
       const last = events.at(-1)!.position;

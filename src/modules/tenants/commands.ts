@@ -1,0 +1,58 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { claimReservation, isReservationConflict } from '../../platform/commands/reservations.ts';
+import { AppError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { defaultRoleAppends } from '../roles/commands.ts';
+import { tenantDecider } from './decider.ts';
+import { tenantNameReservation, tenantStreamId } from './events.ts';
+
+const tenantExists = () => new AppError('TENANT_EXISTS', 409, 'A tenant with this name already exists');
+
+export function tenantCommands(deps: CommandDeps & { platformTenant: string | undefined }) {
+  return {
+    /** Creates the tenant, its name reservation and its default roles in one atomic append. */
+    async create(input: { name: string; displayName?: string | undefined }, context: CommandContext) {
+      const tenantId = newId();
+      const name = input.name.toLowerCase();
+      const tenantContext = { ...context, tenantId: name };
+      try {
+        const result = await handleCommand(
+          deps,
+          tenantDecider,
+          tenantStreamId(name, tenantId),
+          { type: 'CreateTenant', tenantId, name, displayName: input.displayName ?? name },
+          tenantContext,
+          async () => [
+            ...(await claimReservation(deps, tenantNameReservation(name, tenantId), tenantContext)),
+            ...(await defaultRoleAppends(deps, name, tenantContext)),
+          ],
+        );
+        return { tenantId, position: result.position };
+      } catch (error) {
+        if (isReservationConflict(error, 'tenant-name')) throw tenantExists();
+        throw error;
+      }
+    },
+
+    async update(tenant: { id: string; name: string }, input: { displayName?: string | undefined }, context: CommandContext) {
+      return handleCommand(deps, tenantDecider, tenantStreamId(tenant.name, tenant.id), { type: 'UpdateTenant', ...input }, {
+        ...context,
+        tenantId: tenant.name,
+      });
+    },
+
+    /** Soft delete. The name stays reserved, so no later tenant can inherit the old one's data. */
+    async delete(tenant: { id: string; name: string }, context: CommandContext) {
+      return handleCommand(
+        deps,
+        tenantDecider,
+        tenantStreamId(tenant.name, tenant.id),
+        { type: 'DeleteTenant', platformTenant: deps.platformTenant ?? '' },
+        { ...context, tenantId: tenant.name },
+      );
+    },
+  };
+}
+
+export type TenantCommands = ReturnType<typeof tenantCommands>;

@@ -1,0 +1,52 @@
+import type { Queryable } from '../../platform/db/pool.ts';
+
+export interface Tenant {
+  id: string;
+  name: string;
+  displayName: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface TenantRow {
+  id: string;
+  name: string;
+  display_name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toTenant = (row: TenantRow): Tenant => ({
+  id: row.id,
+  name: row.name,
+  displayName: row.display_name,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const COLUMNS = 'id, name, display_name, created_at, updated_at';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function tenantQueries(db: Queryable) {
+  return {
+    async findByName(name: string): Promise<Tenant | null> {
+      const { rows } = await db.query<TenantRow>(`select ${COLUMNS} from tenants where name = $1 and deleted_at is null`, [name]);
+      return rows[0] ? toTenant(rows[0]) : null;
+    },
+    /** By id, or by name: admins address tenants by either. */
+    async find(idOrName: string): Promise<Tenant | null> {
+      const column = UUID.test(idOrName) ? 'id' : 'name';
+      const { rows } = await db.query<TenantRow>(
+        `select ${COLUMNS} from tenants where ${column} = $1 and deleted_at is null`,
+        [UUID.test(idOrName) ? idOrName : idOrName.toLowerCase()],
+      );
+      return rows[0] ? toTenant(rows[0]) : null;
+    },
+    async list(): Promise<Tenant[]> {
+      const { rows } = await db.query<TenantRow>(`select ${COLUMNS} from tenants where deleted_at is null order by name`);
+      return rows.map(toTenant);
+    },
+  };
+}
+
+export type TenantQueries = ReturnType<typeof tenantQueries>;

@@ -1,0 +1,72 @@
+import type { Clock } from '../clock.ts';
+import { WrongExpectedVersionError } from '../eventstore/errors.ts';
+import type { EventStore, NewEvent, StreamAppend } from '../eventstore/port.ts';
+import { newId } from '../ids.ts';
+import type { CommandContext } from './context.ts';
+import { fold, type Decider, type DomainEvent } from './decider.ts';
+
+export interface CommandResult<State, Event> {
+  state: State;
+  events: Event[];
+  /** Global position of the last appended event; 0n when the command changed nothing. */
+  position: bigint;
+}
+
+/** Extra streams appended atomically with the aggregate's events (uniqueness reservations). */
+export type SideAppends<State, Event> = (events: Event[], stateBefore: State) => Promise<StreamAppend[]> | StreamAppend[];
+
+export interface CommandDeps {
+  store: EventStore;
+  clock: Clock;
+}
+
+const MAX_ATTEMPTS = 3;
+
+export function toNewEvents(events: DomainEvent[], context: CommandContext, clock: Clock): NewEvent[] {
+  const occurredAt = clock.now().toISOString();
+  return events.map((event) => ({
+    id: newId(),
+    type: event.type,
+    data: event.data,
+    metadata: {
+      tenantId: context.tenantId,
+      actor: context.actor,
+      clientIp: context.clientIp ?? null,
+      userAgent: context.userAgent ?? null,
+      correlationId: context.correlationId ?? null,
+      causationId: context.causationId ?? null,
+      occurredAt,
+    },
+  }));
+}
+
+/**
+ * Load the stream, decide, append with the revision read. A concurrent writer on the same stream
+ * makes the append fail; the whole decision is then retried on fresh state (a few times).
+ */
+export async function handleCommand<State, Command, Event extends DomainEvent>(
+  deps: CommandDeps,
+  decider: Decider<State, Command, Event>,
+  streamId: string,
+  command: Command,
+  context: CommandContext,
+  sideAppends?: SideAppends<State, Event>,
+): Promise<CommandResult<State, Event>> {
+  for (let attempt = 1; ; attempt += 1) {
+    const recorded = await deps.store.readStream(streamId);
+    const state = fold(decider, recorded as unknown as Event[]);
+    const events = decider.decide(command, state);
+    if (events.length === 0) return { state, events, position: 0n };
+    const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+    try {
+      const own: StreamAppend = { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) };
+      const extra = sideAppends ? await sideAppends(events, state) : [];
+      const results = await deps.store.appendMulti([own, ...extra]);
+      const position = results.reduce((max, r) => (r.position > max ? r.position : max), 0n);
+      return { state: events.reduce(decider.evolve, state), events, position };
+    } catch (error) {
+      const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
+      if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import type { Clock } from '../clock.ts';
+import { WrongExpectedVersionError } from '../eventstore/errors.ts';
+import type { EventStore, StreamAppend } from '../eventstore/port.ts';
+import type { CommandContext } from './context.ts';
+import { toNewEvents } from './handle-command.ts';
+
+/**
+ * Uniqueness (tenant names, e-mails, usernames, role names) as reservation streams, appended in the
+ * same transaction as the owner's events: two racing claims cannot both win, unlike a read-model
+ * check. A released value can be claimed again.
+ */
+const CATEGORY = 'reservation';
+
+export const reservationStreamId = (scope: string, kind: string, value: string): string =>
+  `${CATEGORY}-${scope}.${kind}.${value.toLowerCase()}`;
+
+export class ReservationTakenError extends Error {
+  constructor(
+    readonly kind: string,
+    readonly value: string,
+  ) {
+    super(`${kind} '${value}' is taken`);
+    this.name = 'ReservationTakenError';
+  }
+}
+
+interface Claim {
+  scope: string;
+  kind: string;
+  value: string;
+  owner: string;
+}
+
+async function currentHolder(store: EventStore, streamId: string) {
+  const events = await store.readStream(streamId);
+  const last = events.at(-1);
+  const owner = last?.type === 'ReservationClaimed' ? (last.data as { owner: string }).owner : null;
+  return { owner, revision: last ? last.revision : ('no_stream' as const) };
+}
+
+/** The append that claims `value` for `owner`; throws ReservationTakenError if another holds it. */
+export async function claimReservation(
+  deps: { store: EventStore; clock: Clock },
+  claim: Claim,
+  context: CommandContext,
+): Promise<StreamAppend[]> {
+  const streamId = reservationStreamId(claim.scope, claim.kind, claim.value);
+  const { owner, revision } = await currentHolder(deps.store, streamId);
+  if (owner === claim.owner) return [];
+  if (owner) throw new ReservationTakenError(claim.kind, claim.value);
+  const event = { type: 'ReservationClaimed', data: { kind: claim.kind, value: claim.value.toLowerCase(), owner: claim.owner } };
+  return [{ streamId, expectedRevision: revision, events: toNewEvents([event], context, deps.clock) }];
+}
+
+/** The append that frees `value` if `owner` holds it (nothing otherwise). */
+export async function releaseReservation(
+  deps: { store: EventStore; clock: Clock },
+  claim: Claim,
+  context: CommandContext,
+): Promise<StreamAppend[]> {
+  const streamId = reservationStreamId(claim.scope, claim.kind, claim.value);
+  const { owner, revision } = await currentHolder(deps.store, streamId);
+  if (owner !== claim.owner) return [];
+  const event = { type: 'ReservationReleased', data: { kind: claim.kind, value: claim.value.toLowerCase(), owner: claim.owner } };
+  return [{ streamId, expectedRevision: revision, events: toNewEvents([event], context, deps.clock) }];
+}
+
+/** Whether an append failed because a reservation of `kind` was taken (checked or raced). */
+export function isReservationConflict(error: unknown, kind: string): boolean {
+  if (error instanceof ReservationTakenError) return error.kind === kind;
+  return (
+    error instanceof WrongExpectedVersionError &&
+    error.streamId.startsWith(`${CATEGORY}-`) &&
+    error.streamId.split('.')[1] === kind
+  );
+}
