@@ -30,7 +30,8 @@ export function tenantCommands(deps: CommandDeps & { platformTenant: string | un
         );
         return { tenantId, position: result.position };
       } catch (error) {
-        if (isReservationConflict(error, 'tenant-name')) throw tenantExists();
+        // The tenant is new: a taken role name in it can only mean a concurrent creation won.
+        if (isReservationConflict(error, 'tenant-name') || isReservationConflict(error, 'role-name')) throw tenantExists();
         throw error;
       }
     },

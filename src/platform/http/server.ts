@@ -1,6 +1,6 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -27,12 +27,13 @@ export interface HttpServerOptions {
  */
 export async function createHttpServer(options: HttpServerOptions) {
   const app = Fastify({
-    loggerInstance: options.logger,
+    loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
     trustProxy: true,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    disableRequestLogging: true,
+    // One access-log line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
 

@@ -33,7 +33,8 @@ export function registerTenantResolution(
   app.decorateRequest('tenant', null);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
-    if (!request.url.startsWith('/api/') || !request.routeOptions.url || config?.tenant === 'none') return;
+    const route = request.routeOptions.url;
+    if (!route?.startsWith('/api/') || route.startsWith('/api/docs') || config?.tenant === 'none') return;
     const header = request.headers['x-tenant'];
     const name = (Array.isArray(header) ? header[0] : header)?.trim() || options.defaultTenant;
     if (!name) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');

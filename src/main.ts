@@ -1,0 +1,40 @@
+import pino from 'pino';
+import { buildService } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { systemClock } from './platform/clock.ts';
+import { loadMasterKey } from './platform/crypto/master-key.ts';
+import { openDatabase } from './platform/db/open.ts';
+import { openEventStore } from './platform/eventstore/open.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({
+    level: config.LOG_LEVEL,
+    redact: { paths: ['req.headers.authorization', '*.password', '*.token', '*.secret'], censor: '[REDACTED]' },
+  });
+  const database = await openDatabase(config, logger);
+  const store = await openEventStore(config, database.pool);
+  const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
+  const service = await buildService({ config, logger, pool: database.pool, store, clock: systemClock, masterKey });
+  await service.start();
+  await service.app.listen({ port: config.PORT, host: config.HOST });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await service.stop();
+    await store.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { notFound } from '../../platform/errors.ts';
+import { requirePlatformAdmin } from '../../platform/http/authentication.ts';
+import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import type { HttpServer } from '../../platform/http/server.ts';
+import { TENANT_NAME } from '../../platform/http/tenant-resolution.ts';
+import { registerVersioned } from '../../platform/http/versioned.ts';
+import type { TenantCommands } from './commands.ts';
+import type { Tenant, TenantQueries } from './queries.ts';
+
+const createBody = z.strictObject({
+  name: z.string().regex(TENANT_NAME, 'lowercase letters, digits and dashes, 2 to 63 characters'),
+  displayName: z.string().trim().min(1).max(200).optional(),
+});
+const updateBody = z.strictObject({ displayName: z.string().trim().min(1).max(200).optional() });
+const idParams = z.object({ id: z.string().min(1).max(100) });
+
+const view = ({ id, name, displayName, createdAt, updatedAt }: Tenant) => ({ id, name, displayName, createdAt, updatedAt });
+
+export interface TenantRouteDeps {
+  commands: TenantCommands;
+  queries: TenantQueries;
+  platformTenant: string | undefined;
+  readYourWrites: ReadYourWrites;
+  /** Hook for modules that add to a new tenant (the admin user of the users module). */
+  onCreated?: (tenant: Tenant, input: Record<string, unknown>, context: CommandContext) => Promise<void>;
+}
+
+/** /api/tenants and /api/v1/tenants: admin:all in the platform tenant (decisions.md). */
+export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): void {
+  const findOr404 = async (id: string) => (await deps.queries.find(id)) ?? Promise.reject(notFound('Tenant'));
+  const common = { tags: ['Tenants'], onRequest: [requirePlatformAdmin(deps.platformTenant)] };
+
+  registerVersioned(app, {
+    ...common,
+    method: 'GET',
+    path: '/tenants',
+    summary: 'List tenants',
+    handler: async () => ({ kind: 'all', items: (await deps.queries.list()).map(view) }),
+  });
+
+  registerVersioned(app, {
+    ...common,
+    method: 'POST',
+    path: '/tenants',
+    summary: 'Create a tenant with the default roles',
+    body: createBody,
+    handler: async (request) => {
+      const context = commandContextOf(request);
+      const { position } = await deps.commands.create(request.body, context);
+      await deps.readYourWrites(position, ['tenants', 'roles']);
+      const tenant = await findOr404(request.body.name);
+      return { kind: 'item', status: 201, data: view(tenant) };
+    },
+  });
+
+  registerVersioned(app, {
+    ...common,
+    method: 'GET',
+    path: '/tenants/:id',
+    summary: 'Read a tenant by id or name',
+    params: idParams,
+    handler: async (request) => ({ kind: 'item', data: view(await findOr404(request.params.id)) }),
+  });
+
+  registerVersioned(app, {
+    ...common,
+    method: 'PUT',
+    path: '/tenants/:id',
+    summary: 'Update a tenant',
+    params: idParams,
+    body: updateBody,
+    handler: async (request) => {
+      const tenant = await findOr404(request.params.id);
+      const { position } = await deps.commands.update(tenant, request.body, commandContextOf(request));
+      await deps.readYourWrites(position, ['tenants']);
+      return { kind: 'item', data: view(await findOr404(tenant.id)) };
+    },
+  });
+
+  registerVersioned(app, {
+    ...common,
+    method: 'DELETE',
+    path: '/tenants/:id',
+    summary: 'Delete a tenant (soft; its name stays reserved)',
+    params: idParams,
+    handler: async (request) => {
+      const tenant = await findOr404(request.params.id);
+      const { position } = await deps.commands.delete(tenant, commandContextOf(request));
+      await deps.readYourWrites(position, ['tenants']);
+      return { kind: 'deleted', legacy: { deleted: true } };
+    },
+  });
+}

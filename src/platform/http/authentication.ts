@@ -1,0 +1,67 @@
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+import { tenantOf } from './tenant-resolution.ts';
+
+/** The authenticated caller of a request, resolved in the request's tenant. */
+export interface Principal {
+  subject: string; // user id or client id
+  tenant: string;
+  sessionId: string | null;
+  roles: string[];
+  permissions: Set<string>;
+  claims: Record<string, unknown>;
+}
+
+/** Verifies a bearer token for a tenant and resolves its roles to permissions. */
+export interface Authenticator {
+  authenticate(token: string, tenant: string): Promise<Principal>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyInstance {
+    authenticator: Authenticator;
+  }
+}
+
+export function bearerToken(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match?.[1]) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  return match[1];
+}
+
+/** Route hook: any valid access token of the x-tenant tenant. */
+export async function requireAuthentication(request: FastifyRequest): Promise<void> {
+  request.principal = await request.server.authenticator.authenticate(bearerToken(request), tenantOf(request).name);
+}
+
+/** Route hook: a valid token whose roles grant `permission` (admin:all grants everything). */
+export function requirePermission(permission: string) {
+  return async function checkPermission(request: FastifyRequest): Promise<void> {
+    await requireAuthentication(request);
+    const held = request.principal!.permissions;
+    if (!held.has(permission) && !held.has('admin:all')) {
+      throw new AppError('PERMISSION_DENIED', 403, `Permission ${permission} is required`);
+    }
+  };
+}
+
+/** The principal of a route guarded by one of the hooks above. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  return request.principal;
+}
+
+/** Route hook: admin:all held in the platform tenant (platform-wide administration). */
+export function requirePlatformAdmin(platformTenant: string | undefined) {
+  const adminAll = requirePermission('admin:all');
+  return async function checkPlatformAdmin(request: FastifyRequest): Promise<void> {
+    await adminAll(request);
+    if (!platformTenant || request.tenant?.name !== platformTenant) {
+      throw new AppError('PERMISSION_DENIED', 403, 'This is managed from the platform tenant');
+    }
+  };
+}

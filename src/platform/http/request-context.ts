@@ -1,0 +1,19 @@
+import type { FastifyRequest } from 'fastify';
+import type { CommandContext } from '../commands/context.ts';
+import { tenantOf } from './tenant-resolution.ts';
+
+/** Waits (bounded) until the named read models reflect a write at `position`. */
+export type ReadYourWrites = (position: bigint, readModels: string[]) => Promise<void>;
+
+/** The metadata every event of this request carries. */
+export function commandContextOf(request: FastifyRequest): CommandContext {
+  const userAgent = request.headers['user-agent'];
+  return {
+    tenantId: tenantOf(request).name,
+    actor: request.principal?.subject ?? 'anonymous',
+    clientIp: request.ip,
+    userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 512) : null,
+    correlationId: request.id,
+    causationId: null,
+  };
+}
