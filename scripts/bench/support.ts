@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { startEmbeddedPostgres } from '../../src/platform/db/embedded-postgres.ts';
+import { migrate } from '../../src/platform/db/migrate.ts';
+import { createPool, type Pool } from '../../src/platform/db/pool.ts';
+
+/** A fresh, migrated database for one benchmark run: DATABASE_URL's server, or an embedded one. */
+export async function benchDatabase(): Promise<{ pool: Pool; url: string; close(): Promise<void> }> {
+  const embedded = process.env.DATABASE_URL
+    ? null
+    : await startEmbeddedPostgres({ dataDir: path.resolve('.tmp/bench'), port: 54349, database: 'postgres', logger: pino({ level: 'warn' }) });
+  const adminUrl = process.env.DATABASE_URL ?? embedded!.url;
+  const name = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString(), 50);
+  const client = await pool.connect();
+  await migrate(client);
+  client.release();
+  return {
+    pool,
+    url: url.toString(),
+    async close() {
+      await pool.end();
+      await admin.query(`drop database ${name} with (force)`);
+      await admin.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
