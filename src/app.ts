@@ -1,16 +1,27 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
+import { passwordLogin } from './modules/auth/login.ts';
+import { registerAuthRoutes } from './modules/auth/routes.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
 import { registerKeyRoutes } from './modules/keys/routes.ts';
+import { roleCommands } from './modules/roles/commands.ts';
+import { roleQueries } from './modules/roles/queries.ts';
+import { registerRoleRoutes } from './modules/roles/routes.ts';
+import { defaultSettingsProvider } from './modules/settings/provider.ts';
 import { tenantCommands } from './modules/tenants/commands.ts';
 import { tenantQueries } from './modules/tenants/queries.ts';
 import { registerTenantRoutes } from './modules/tenants/routes.ts';
+import { userCommands } from './modules/users/commands.ts';
+import { assertPasswordPolicy, PasswordHasher } from './modules/users/passwords.ts';
+import { userQueries } from './modules/users/queries.ts';
+import { registerUserRoutes } from './modules/users/routes.ts';
 import type { Clock } from './platform/clock.ts';
-import { systemContext } from './platform/commands/context.ts';
+import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
+import { AppError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
@@ -18,7 +29,6 @@ import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { registerProjectionLag } from './platform/projections/lag-metric.ts';
 import { ProjectionRunner } from './platform/projections/runner.ts';
-import { AppError } from './platform/errors.ts';
 import { allProjections } from './projections.ts';
 
 export interface Infrastructure {
@@ -28,6 +38,8 @@ export interface Infrastructure {
   store: EventStore;
   clock: Clock;
   masterKey: string;
+  /** Override argon2 cost (benchmarks and tests of other concerns may lower it). */
+  hasher?: PasswordHasher;
 }
 
 const VERSION = '0.1.0';
@@ -43,8 +55,16 @@ export async function buildService(infra: Infrastructure) {
   const secretBox = new SecretBox(infra.masterKey);
   const keyRing = new KeyRing({ store, clock, secretBox }, 'RS256', platformTenant ?? 'platform');
   const tokens = new TokenService(keyRing, config.IAM_ISSUER, clock);
+  const hasher = infra.hasher ?? new PasswordHasher();
+  const settings = defaultSettingsProvider;
   const commandDeps = { store, clock };
+  const roles = { commands: roleCommands(commandDeps), queries: roleQueries(pool) };
   const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: tenantQueries(pool) };
+  const users = {
+    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
+    queries: userQueries(pool, () => clock.now()),
+  };
+  const login = passwordLogin({ ...commandDeps, hasher, tokens, roles: roles.queries, settings });
 
   const readYourWrites = async (position: bigint, readModels: string[]) => {
     if (position === 0n) return;
@@ -52,23 +72,38 @@ export async function buildService(infra: Infrastructure) {
     if (!caughtUp) logger.warn({ position: String(position), readModels }, 'read models lag behind a write');
   };
 
+  const firstAdmin = {
+    check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
+    async create(tenant: string, email: string, password: string, context: CommandContext) {
+      const { position } = await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
+      await readYourWrites(position, ['users']);
+    },
+  };
+
   const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, issuer: config.IAM_ISSUER, version: VERSION });
   app.decorate('authenticator', tokenAuthenticator(tokens, pool));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
-  registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites });
+  registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
+  registerRoleRoutes(app, { ...roles, readYourWrites });
+  registerUserRoutes(app, { ...users, readYourWrites });
+  registerAuthRoutes(app, { login });
 
-  /** Creates the platform tenant on first start (decisions.md, Bootstrap); a no-op afterwards. */
+  const ignoring = (code: string) => (error: unknown) => {
+    if (!(error instanceof AppError && error.code === code)) throw error;
+  };
+
+  /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
     if (!platformTenant) return;
-    try {
-      const { position } = await tenants.commands.create({ name: platformTenant }, systemContext(platformTenant));
-      await readYourWrites(position, ['tenants', 'roles']);
-      logger.info({ tenant: platformTenant }, 'bootstrap: platform tenant created');
-    } catch (error) {
-      if (!(error instanceof AppError && error.code === 'TENANT_EXISTS')) throw error;
-    }
+    const context = systemContext(platformTenant);
+    await tenants.commands
+      .create({ name: platformTenant }, context)
+      .then(({ position }) => readYourWrites(position, ['tenants', 'roles']))
+      .catch(ignoring('TENANT_EXISTS'));
+    const { IAM_BOOTSTRAP_ADMIN_EMAIL: email, IAM_BOOTSTRAP_ADMIN_PASSWORD: password } = config;
+    if (email && password) await firstAdmin.create(platformTenant, email, password, context).catch(ignoring('EMAIL_TAKEN'));
   }
 
   return {

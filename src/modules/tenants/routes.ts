@@ -5,16 +5,23 @@ import { requirePlatformAdmin } from '../../platform/http/authentication.ts';
 import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { TENANT_NAME } from '../../platform/http/tenant-resolution.ts';
+import { idParams } from '../../platform/http/schemas.ts';
 import { registerVersioned } from '../../platform/http/versioned.ts';
 import type { TenantCommands } from './commands.ts';
 import type { Tenant, TenantQueries } from './queries.ts';
 
-const createBody = z.strictObject({
-  name: z.string().regex(TENANT_NAME, 'lowercase letters, digits and dashes, 2 to 63 characters'),
-  displayName: z.string().trim().min(1).max(200).optional(),
-});
+const createBody = z
+  .strictObject({
+    name: z.string().regex(TENANT_NAME, 'lowercase letters, digits and dashes, 2 to 63 characters'),
+    displayName: z.string().trim().min(1).max(200).optional(),
+    adminEmail: z.email().max(254).optional(),
+    adminPassword: z.string().max(256).optional(),
+  })
+  .refine((body) => (body.adminEmail === undefined) === (body.adminPassword === undefined), {
+    message: 'adminEmail and adminPassword go together',
+    path: ['adminPassword'],
+  });
 const updateBody = z.strictObject({ displayName: z.string().trim().min(1).max(200).optional() });
-const idParams = z.object({ id: z.string().min(1).max(100) });
 
 const view = ({ id, name, displayName, createdAt, updatedAt }: Tenant) => ({ id, name, displayName, createdAt, updatedAt });
 
@@ -23,8 +30,11 @@ export interface TenantRouteDeps {
   queries: TenantQueries;
   platformTenant: string | undefined;
   readYourWrites: ReadYourWrites;
-  /** Hook for modules that add to a new tenant (the admin user of the users module). */
-  onCreated?: (tenant: Tenant, input: Record<string, unknown>, context: CommandContext) => Promise<void>;
+  /** The first administrator of a new tenant: checked before the tenant exists, created after. */
+  firstAdmin: {
+    check(tenant: string, password: string): Promise<void>;
+    create(tenant: string, email: string, password: string, context: CommandContext): Promise<void>;
+  };
 }
 
 /** /api/tenants and /api/v1/tenants: admin:all in the platform tenant (decisions.md). */
@@ -48,9 +58,12 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
     body: createBody,
     handler: async (request) => {
       const context = commandContextOf(request);
-      const { position } = await deps.commands.create(request.body, context);
+      const { adminEmail, adminPassword, ...fields } = request.body;
+      if (adminPassword !== undefined) await deps.firstAdmin.check(fields.name, adminPassword);
+      const { position } = await deps.commands.create(fields, context);
       await deps.readYourWrites(position, ['tenants', 'roles']);
-      const tenant = await findOr404(request.body.name);
+      const tenant = await findOr404(fields.name);
+      if (adminEmail && adminPassword) await deps.firstAdmin.create(tenant.name, adminEmail, adminPassword, context);
       return { kind: 'item', status: 201, data: view(tenant) };
     },
   });

@@ -74,3 +74,8 @@ export function isReservationConflict(error: unknown, kind: string): boolean {
     error.streamId.split('.')[1] === kind
   );
 }
+
+/** The stream that holds `value`, or null: the write side's own lookup (never a lagging read model). */
+export async function reservationHolder(store: EventStore, scope: string, kind: string, value: string): Promise<string | null> {
+  return (await currentHolder(store, reservationStreamId(scope, kind, value))).owner;
+}

@@ -1,0 +1,116 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { RoleQueries } from '../roles/queries.ts';
+import type { SettingsProvider } from '../settings/provider.ts';
+import { userDecider, type UserState } from './decider.ts';
+import { emailReservation, userStreamId, usernameReservation, type RoleRef, type UserEvent, type UserProfile } from './events.ts';
+import { assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
+
+export interface UserCommandDeps extends CommandDeps {
+  hasher: PasswordHasher;
+  roles: RoleQueries;
+  settings: SettingsProvider;
+}
+
+export interface CreateUserInput {
+  email: string;
+  username?: string | undefined;
+  firstName?: string | undefined;
+  lastName?: string | undefined;
+  password?: string | undefined;
+  roles?: string[] | undefined;
+  enabled?: boolean | undefined;
+  emailVerified?: boolean | undefined;
+}
+
+/** New users get the tenant's `user` role unless roles are given. */
+const DEFAULT_ROLE = 'user';
+
+function mapUniquenessConflict(error: unknown): never {
+  if (isReservationConflict(error, 'email')) throw new AppError('EMAIL_TAKEN', 409, 'A user with this email already exists');
+  if (isReservationConflict(error, 'username')) throw new AppError('USERNAME_TAKEN', 409, 'A user with this username already exists');
+  throw error;
+}
+
+export function userCommands(deps: UserCommandDeps) {
+  const run = (tenant: string, userId: string, command: Parameters<typeof userDecider.decide>[0], context: CommandContext, side?: Parameters<typeof handleCommand<UserState, typeof command, UserEvent>>[5]) =>
+    handleCommand(deps, userDecider, userStreamId(tenant, userId), command, context, side).catch(mapUniquenessConflict);
+
+  /** Reservation moves for a changed e-mail or username (release the old value, claim the new). */
+  const moveReservations = (tenant: string, userId: string, context: CommandContext) => async (events: UserEvent[], before: UserState) => {
+    const changed = events.find((e) => e.type === 'UserProfileUpdated');
+    if (changed?.type !== 'UserProfileUpdated' || before.status !== 'active') return [];
+    const moves = [];
+    for (const [kind, reservation] of [['email', emailReservation], ['username', usernameReservation]] as const) {
+      const next = changed.data[kind];
+      const previous = before[kind];
+      if (next === undefined || next?.toLowerCase() === previous?.toLowerCase()) continue;
+      if (previous) moves.push(...(await releaseReservation(deps, reservation(tenant, previous, userId), context)));
+      if (next) moves.push(...(await claimReservation(deps, reservation(tenant, next, userId), context)));
+    }
+    return moves;
+  };
+
+  return {
+    async resolveRoles(tenant: string, names: string[]): Promise<RoleRef[]> {
+      const found = await deps.roles.byNames(tenant, names);
+      const missing = names.filter((n) => !found.some((r) => r.name.toLowerCase() === n.toLowerCase()));
+      if (missing.length > 0) {
+        throw new AppError('VALIDATION_ERROR', 400, `Role with name '${missing[0]}' does not exist`, [{ path: 'body.roles', message: 'Unknown role' }]);
+      }
+      return found.map((r) => ({ id: r.id, name: r.name }));
+    },
+
+    async create(tenant: string, input: CreateUserInput, context: CommandContext) {
+      if (input.password !== undefined) assertPasswordPolicy(input.password, await deps.settings.forTenant(tenant));
+      const roles = await this.resolveRoles(tenant, input.roles ?? [DEFAULT_ROLE]);
+      const passwordHash = input.password === undefined ? null : await deps.hasher.hash(input.password);
+      const userId = newId();
+      const profile: UserProfile = {
+        email: input.email,
+        username: input.username ?? null,
+        firstName: input.firstName ?? null,
+        lastName: input.lastName ?? null,
+      };
+      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false };
+      const result = await run(tenant, userId, command, context, async () => [
+        ...(await claimReservation(deps, emailReservation(tenant, input.email, userId), context)),
+        ...(input.username ? await claimReservation(deps, usernameReservation(tenant, input.username, userId), context) : []),
+      ]);
+      return { userId, position: result.position };
+    },
+
+    update(tenant: string, userId: string, changes: Partial<UserProfile> & { enabled?: boolean | undefined }, context: CommandContext) {
+      const { enabled, ...profile } = changes;
+      return run(tenant, userId, { type: 'UpdateUser', profile, enabled }, context, moveReservations(tenant, userId, context));
+    },
+
+    /** Soft delete: the events stay, the e-mail and username become free again. */
+    delete(tenant: string, userId: string, context: CommandContext) {
+      return run(tenant, userId, { type: 'DeleteUser' }, context, async (_events, before) => {
+        if (before.status !== 'active') return [];
+        return [
+          ...(await releaseReservation(deps, emailReservation(tenant, before.email, userId), context)),
+          ...(before.username ? await releaseReservation(deps, usernameReservation(tenant, before.username, userId), context) : []),
+        ];
+      });
+    },
+
+    async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext) {
+      if (context.actor === userId) throw new AppError('SELF_ROLE_CHANGE', 403, 'You cannot change your own roles');
+      const role = await deps.roles.get(tenant, roleId);
+      if (!role) throw notFound('Role');
+      return run(tenant, userId, { type: 'AssignRole', role: { id: role.id, name: role.name } }, context);
+    },
+
+    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext) {
+      if (context.actor === userId) throw new AppError('SELF_ROLE_CHANGE', 403, 'You cannot change your own roles');
+      return run(tenant, userId, { type: 'RemoveRole', roleId }, context);
+    },
+  };
+}
+
+export type UserCommands = ReturnType<typeof userCommands>;

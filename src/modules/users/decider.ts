@@ -1,0 +1,107 @@
+import type { Decider } from '../../platform/commands/decider.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import type { RoleRef, UserEvent, UserProfile } from './events.ts';
+
+export interface ActiveUser extends UserProfile {
+  status: 'active';
+  userId: string;
+  enabled: boolean;
+  emailVerified: boolean;
+  passwordHash: string | null;
+  roles: RoleRef[];
+}
+
+export type UserState = { status: 'absent' } | ActiveUser | { status: 'deleted'; userId: string };
+
+export type UserCommand =
+  | { type: 'CreateUser'; userId: string; profile: UserProfile; passwordHash: string | null; roles: RoleRef[]; enabled: boolean; emailVerified: boolean }
+  | { type: 'UpdateUser'; profile: Partial<UserProfile>; enabled?: boolean | undefined }
+  | { type: 'DeleteUser' }
+  | { type: 'AssignRole'; role: RoleRef }
+  | { type: 'RemoveRole'; roleId: string }
+  | { type: 'ChangePassword'; passwordHash: string };
+
+const activeOr404 = (state: UserState): ActiveUser => {
+  if (state.status !== 'active') throw notFound('User');
+  return state;
+};
+
+export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'UserCreated': {
+        const { userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, roles } = event.data;
+        return { status: 'active', userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, roles };
+      }
+      case 'UserDeleted':
+        return { status: 'deleted', userId: event.data.userId };
+      default:
+        if (state.status !== 'active') return state;
+        switch (event.type) {
+          case 'UserProfileUpdated': {
+            const { userId: _id, ...profile } = event.data;
+            return { ...state, ...profile };
+          }
+          case 'UserDisabled':
+            return { ...state, enabled: false };
+          case 'UserEnabled':
+            return { ...state, enabled: true };
+          case 'UserRoleAssigned':
+            return { ...state, roles: [...state.roles, event.data.role] };
+          case 'UserRoleRemoved':
+            return { ...state, roles: state.roles.filter((r) => r.id !== event.data.role.id) };
+          case 'UserPasswordChanged':
+            return { ...state, passwordHash: event.data.passwordHash };
+          default: {
+            const exhaustive: never = event;
+            return exhaustive;
+          }
+        }
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateUser': {
+        if (state.status !== 'absent') throw new AppError('USER_EXISTS', 409, 'User already exists');
+        const { userId, profile, passwordHash, roles, enabled, emailVerified } = command;
+        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified } }];
+      }
+      case 'UpdateUser': {
+        const user = activeOr404(state);
+        const changed = Object.fromEntries(
+          Object.entries(command.profile).filter(([key, value]) => value !== undefined && value !== user[key as keyof UserProfile]),
+        ) as Partial<UserProfile>;
+        const events: UserEvent[] = [];
+        if (Object.keys(changed).length > 0) events.push({ type: 'UserProfileUpdated', data: { userId: user.userId, ...changed } });
+        if (command.enabled === false && user.enabled) events.push({ type: 'UserDisabled', data: { userId: user.userId } });
+        if (command.enabled === true && !user.enabled) events.push({ type: 'UserEnabled', data: { userId: user.userId } });
+        return events;
+      }
+      case 'DeleteUser': {
+        const user = activeOr404(state);
+        return [{ type: 'UserDeleted', data: { userId: user.userId, email: user.email, username: user.username } }];
+      }
+      case 'AssignRole': {
+        const user = activeOr404(state);
+        if (user.roles.some((r) => r.id === command.role.id)) return [];
+        return [{ type: 'UserRoleAssigned', data: { userId: user.userId, role: command.role } }];
+      }
+      case 'RemoveRole': {
+        const user = activeOr404(state);
+        const role = user.roles.find((r) => r.id === command.roleId);
+        return role ? [{ type: 'UserRoleRemoved', data: { userId: user.userId, role } }] : [];
+      }
+      case 'ChangePassword': {
+        const user = activeOr404(state);
+        return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash } }];
+      }
+      default: {
+        const exhaustive: never = command;
+        return exhaustive;
+      }
+    }
+  },
+};

@@ -1,0 +1,52 @@
+import type { DomainEvent } from '../../platform/commands/decider.ts';
+
+export interface UserProfile {
+  email: string;
+  username: string | null;
+  firstName: string | null;
+  lastName: string | null;
+}
+
+/** passwordHash is an argon2id PHC string (never a clear password); the relay and audit redact it. */
+export type UserCreated = DomainEvent<
+  'UserCreated',
+  UserProfile & { userId: string; enabled: boolean; emailVerified: boolean; passwordHash: string | null; roles: RoleRef[] }
+>;
+export type UserProfileUpdated = DomainEvent<'UserProfileUpdated', Partial<UserProfile> & { userId: string }>;
+export type UserDisabled = DomainEvent<'UserDisabled', { userId: string }>;
+export type UserEnabled = DomainEvent<'UserEnabled', { userId: string }>;
+export type UserDeleted = DomainEvent<'UserDeleted', { userId: string; email: string; username: string | null }>;
+export type UserRoleAssigned = DomainEvent<'UserRoleAssigned', { userId: string; role: RoleRef }>;
+export type UserRoleRemoved = DomainEvent<'UserRoleRemoved', { userId: string; role: RoleRef }>;
+export type UserPasswordChanged = DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string }>;
+
+export interface RoleRef {
+  id: string;
+  name: string;
+}
+
+export type UserEvent =
+  | UserCreated
+  | UserProfileUpdated
+  | UserDisabled
+  | UserEnabled
+  | UserDeleted
+  | UserRoleAssigned
+  | UserRoleRemoved
+  | UserPasswordChanged;
+
+export const userStreamId = (tenant: string, userId: string): string => `user-${tenant}.${userId}`;
+
+/** E-mail and username are unique per tenant, case-insensitively; the reservation names the owner. */
+export const emailReservation = (tenant: string, email: string, userId: string) => ({
+  scope: tenant,
+  kind: 'email',
+  value: email,
+  owner: userStreamId(tenant, userId),
+});
+export const usernameReservation = (tenant: string, username: string, userId: string) => ({
+  scope: tenant,
+  kind: 'username',
+  value: username,
+  owner: userStreamId(tenant, userId),
+});

@@ -1,0 +1,67 @@
+import { hash, verify } from '@node-rs/argon2';
+import { AppError } from '../../platform/errors.ts';
+
+/**
+ * argon2id (the library's default algorithm) with OWASP's minimum parameters as the default:
+ * 19 MiB memory, 2 iterations, 1 lane. Configurable for bigger machines.
+ */
+export interface HashingParameters {
+  memoryCost: number;
+  timeCost: number;
+  parallelism: number;
+}
+
+export const OWASP_ARGON2ID: HashingParameters = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+
+export class PasswordHasher {
+  private dummyHash: Promise<string> | null = null;
+
+  constructor(private readonly parameters: HashingParameters = OWASP_ARGON2ID) {}
+
+  hash(password: string): Promise<string> {
+    return hash(password, this.parameters);
+  }
+
+  async verify(passwordHash: string, password: string): Promise<boolean> {
+    try {
+      return await verify(passwordHash, password);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Same cost as a real check, for unknown accounts: timing does not reveal which e-mails exist. */
+  async verifyAgainstDummy(password: string): Promise<false> {
+    this.dummyHash ??= this.hash('dummy-password-for-timing');
+    await this.verify(await this.dummyHash, password);
+    return false;
+  }
+}
+
+export interface PasswordPolicy {
+  passwordMinLength: number;
+  passwordRequireUppercase: boolean;
+  passwordRequireLowercase: boolean;
+  passwordRequireNumbers: boolean;
+  passwordRequireSpecial: boolean;
+}
+
+/** Longest password accepted: argon2 cost must not be driven by the caller. */
+export const MAX_PASSWORD_LENGTH = 256;
+
+/** The spec's per-row messages; null when the password satisfies the policy. */
+export function passwordPolicyViolation(password: string, policy: PasswordPolicy): string | null {
+  if (password.length < policy.passwordMinLength) return 'Password below the minimum length';
+  const fails =
+    password.length > MAX_PASSWORD_LENGTH ||
+    (policy.passwordRequireUppercase && !/\p{Lu}/u.test(password)) ||
+    (policy.passwordRequireLowercase && !/\p{Ll}/u.test(password)) ||
+    (policy.passwordRequireNumbers && !/\p{Nd}/u.test(password)) ||
+    (policy.passwordRequireSpecial && !/[^\p{L}\p{Nd}]/u.test(password));
+  return fails ? 'Password fails complexity rules' : null;
+}
+
+export function assertPasswordPolicy(password: string, policy: PasswordPolicy): void {
+  const violation = passwordPolicyViolation(password, policy);
+  if (violation) throw new AppError('VALIDATION_ERROR', 400, violation, [{ path: 'body.password', message: violation }]);
+}

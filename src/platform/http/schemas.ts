@@ -1,0 +1,9 @@
+import { z } from 'zod';
+
+/** Shared request schemas: paging of the spec's Limits, and ids in paths. */
+export const pageQuery = (maxLimit = 100, defaultLimit = 20) => ({
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+  limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
+});
+
+export const idParams = z.object({ id: z.string().min(1).max(100) });
