@@ -1,0 +1,88 @@
+import { createHmac } from 'node:crypto';
+import { SignJWT, exportSPKI, generateKeyPair, importJWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/platform/clock.ts';
+import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('access token verification', () => {
+  let t: TestService;
+  const clock = new ManualClock(new Date());
+  let good: string;
+  const claims = () => ({ iss: 'http://iam.test', sub: 'u1', aud: PLATFORM, tid: PLATFORM, roles: ['admin'], acr: 'aal1', amr: ['pwd'] });
+  const get = (token: string) => t.request({ method: 'GET', url: '/api/roles', tenant: PLATFORM, token });
+
+  beforeAll(async () => {
+    t = await startTestService({ clock });
+    good = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
+  });
+  afterAll(() => t.close());
+
+  it('accepts a token signed by the key ring', async () => {
+    expect((await get(good)).status).toBe(200);
+  });
+
+  it('rejects alg none', async () => {
+    const now = Math.floor(clock.now().getTime() / 1000);
+    const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims(), iat: now, exp: now + 600 })}.`;
+    expect((await get(unsigned)).body.error.code).toBe('TOKEN_INVALID');
+  });
+
+  it('rejects an HS256 token whose secret is the RSA public key (algorithm confusion)', async () => {
+    const jwk = t.service.keyRing.jwks().keys[0]!;
+    const pem = await exportSPKI((await importJWK(jwk, 'RS256', { extractable: true })) as CryptoKey);
+    const now = Math.floor(clock.now().getTime() / 1000);
+    const input = `${b64({ alg: 'HS256', kid: jwk.kid })}.${b64({ ...claims(), iat: now, exp: now + 600 })}`;
+    const forged = `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
+    const response = await get(forged);
+    expect([response.status, response.body.error.code]).toEqual([401, 'TOKEN_INVALID']);
+  });
+
+  it('rejects a token signed by an unknown key, and a tampered payload', async () => {
+    const { privateKey } = await generateKeyPair('RS256');
+    const foreign = await new SignJWT(claims()).setProtectedHeader({ alg: 'RS256', kid: 'unknown-kid' }).setIssuedAt().setExpirationTime('10m').sign(privateKey);
+    expect((await get(foreign)).body.error.code).toBe('TOKEN_INVALID');
+    const [h, , s] = good.split('.');
+    const tampered = `${h}.${b64({ ...claims(), roles: ['admin'], sub: 'someone-else', exp: 9_999_999_999 })}.${s}`;
+    expect((await get(tampered)).body.error.code).toBe('TOKEN_INVALID');
+    expect((await get('not-a-jwt')).body.error.code).toBe('TOKEN_INVALID');
+  });
+
+  it('rejects a token of another tenant with 401 TOKEN_INVALID', async () => {
+    const other = await t.token({ sub: 'u1', tenant: 'other', roles: ['admin'] });
+    expect((await get(other)).body.error.code).toBe('TOKEN_INVALID');
+  });
+
+  it('rejects an expired token with TOKEN_EXPIRED', async () => {
+    const token = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
+    clock.advance(901_000);
+    const response = await get(token);
+    expect([response.status, response.body.error.code]).toEqual([401, 'TOKEN_EXPIRED']);
+  });
+
+  it('rotation adds a key: old tokens stay valid, new ones use the new kid, both keys are published', async () => {
+    const before = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
+    const rotated = await t.request({ method: 'POST', url: '/api/admin/signing-keys/rotate', tenant: PLATFORM, token: before });
+    expect(rotated.status).toBe(200);
+    const after = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
+    const kid = (token: string) => JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).kid;
+    expect(kid(after)).toBe(rotated.body.data.kid);
+    expect(kid(after)).not.toBe(kid(before));
+    expect((await get(before)).status).toBe(200);
+    expect((await get(after)).status).toBe(200);
+    const jwks = (await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body.keys.map((k: { kid: string }) => k.kid);
+    expect(jwks).toEqual([kid(before), kid(after)]);
+    clock.advance(86_401_000);
+    const later = (await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body.keys.map((k: { kid: string }) => k.kid);
+    expect(later).toEqual([kid(after)]);
+  });
+
+  it('never stores a private key in clear text', async () => {
+    const { rows } = await t.db.pool.query("select data from events where type = 'SigningKeyAdded'");
+    for (const { data } of rows) {
+      expect(data.sealedPrivateKey).toMatch(/^v1\./);
+      expect(JSON.stringify(data)).not.toMatch(/"d":|"p":|"q":/);
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, it } from 'vitest';
+import { userDecider } from '../../../src/modules/users/decider.ts';
+import type { UserEvent } from '../../../src/modules/users/events.ts';
+import { deciderSpec } from '../../support/decider-spec.ts';
+
+const spec = deciderSpec(userDecider);
+const profile = { email: 'a@x.test', username: 'a', firstName: 'A', lastName: null };
+const role = { id: 'r1', name: 'user' };
+const created: UserEvent = {
+  type: 'UserCreated',
+  data: { userId: 'u1', ...profile, enabled: true, emailVerified: false, passwordHash: null, roles: [role] },
+};
+
+describe('user decider', () => {
+  it('creates a user once', () => {
+    spec.given([]).when({ type: 'CreateUser', userId: 'u1', profile, passwordHash: null, roles: [role], enabled: true, emailVerified: false }).then([created]);
+    spec.given([created]).when({ type: 'CreateUser', userId: 'u1', profile, passwordHash: null, roles: [], enabled: true, emailVerified: false }).thenThrows('USER_EXISTS');
+  });
+
+  it('records only changed profile fields, and disabling as its own event', () => {
+    spec.given([created]).when({ type: 'UpdateUser', profile: { firstName: 'A', lastName: 'B' }, enabled: false }).then([
+      { type: 'UserProfileUpdated', data: { userId: 'u1', lastName: 'B' } },
+      { type: 'UserDisabled', data: { userId: 'u1' } },
+    ]);
+    spec.given([created]).when({ type: 'UpdateUser', profile: {}, enabled: true }).then([]);
+    spec.given([created, { type: 'UserDisabled', data: { userId: 'u1' } }]).when({ type: 'UpdateUser', profile: {}, enabled: true }).then([
+      { type: 'UserEnabled', data: { userId: 'u1' } },
+    ]);
+  });
+
+  it('assigns a role once and removes only a held role', () => {
+    const admin = { id: 'r2', name: 'admin' };
+    spec.given([created]).when({ type: 'AssignRole', role: admin }).then([{ type: 'UserRoleAssigned', data: { userId: 'u1', role: admin } }]);
+    spec.given([created]).when({ type: 'AssignRole', role }).then([]);
+    spec.given([created]).when({ type: 'RemoveRole', roleId: 'r1' }).then([{ type: 'UserRoleRemoved', data: { userId: 'u1', role } }]);
+    spec.given([created]).when({ type: 'RemoveRole', roleId: 'r9' }).then([]);
+  });
+
+  it('deletes softly: a deleted user accepts no command', () => {
+    const deleted: UserEvent = { type: 'UserDeleted', data: { userId: 'u1', email: 'a@x.test', username: 'a' } };
+    spec.given([created]).when({ type: 'DeleteUser' }).then([deleted]);
+    for (const command of [{ type: 'DeleteUser' as const }, { type: 'AssignRole' as const, role }, { type: 'ChangePassword' as const, passwordHash: 'h' }]) {
+      spec.given([created, deleted]).when(command).thenThrows('NOT_FOUND');
+    }
+    spec.given([]).when({ type: 'UpdateUser', profile: { firstName: 'x' } }).thenThrows('NOT_FOUND');
+  });
+});
