@@ -3,6 +3,7 @@ import { WrongExpectedVersionError } from '../eventstore/errors.ts';
 import type { EventStore, NewEvent, StreamAppend } from '../eventstore/port.ts';
 import { newId } from '../ids.ts';
 import type { CommandContext } from './context.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 
 export interface CommandResult<State, Event> {
@@ -20,7 +21,12 @@ export interface CommandDeps {
   clock: Clock;
 }
 
-const MAX_ATTEMPTS = 3;
+/** Hot streams (one account logging in from many devices) may need a few rounds under contention. */
+const MAX_ATTEMPTS = 10;
+
+const streamQueue = new KeyedMutex();
+
+const jitter = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
 
 export function toNewEvents(events: DomainEvent[], context: CommandContext, clock: Clock): NewEvent[] {
   const occurredAt = clock.now().toISOString();
@@ -41,10 +47,22 @@ export function toNewEvents(events: DomainEvent[], context: CommandContext, cloc
 }
 
 /**
- * Load the stream, decide, append with the revision read. A concurrent writer on the same stream
- * makes the append fail; the whole decision is then retried on fresh state (a few times).
+ * Load the stream, decide, append with the revision read. Commands on one stream queue inside this
+ * instance; a writer in another instance makes the append fail, and the whole decision is then
+ * retried on fresh state after a short jitter.
  */
-export async function handleCommand<State, Command, Event extends DomainEvent>(
+export function handleCommand<State, Command, Event extends DomainEvent>(
+  deps: CommandDeps,
+  decider: Decider<State, Command, Event>,
+  streamId: string,
+  command: Command,
+  context: CommandContext,
+  sideAppends?: SideAppends<State, Event>,
+): Promise<CommandResult<State, Event>> {
+  return streamQueue.run(streamId, () => decideAndAppend(deps, decider, streamId, command, context, sideAppends));
+}
+
+async function decideAndAppend<State, Command, Event extends DomainEvent>(
   deps: CommandDeps,
   decider: Decider<State, Command, Event>,
   streamId: string,
@@ -67,6 +85,7 @@ export async function handleCommand<State, Command, Event extends DomainEvent>(
     } catch (error) {
       const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
       if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
+      await jitter(attempt);
     }
   }
 }
