@@ -9,7 +9,9 @@ import { registerKeyRoutes } from './modules/keys/routes.ts';
 import { roleCommands } from './modules/roles/commands.ts';
 import { roleQueries } from './modules/roles/queries.ts';
 import { registerRoleRoutes } from './modules/roles/routes.ts';
-import { defaultSettingsProvider } from './modules/settings/provider.ts';
+import { settingsCommands } from './modules/settings/commands.ts';
+import { settingsQueries } from './modules/settings/provider.ts';
+import { registerSettingsRoutes } from './modules/settings/routes.ts';
 import { tenantCommands } from './modules/tenants/commands.ts';
 import { tenantQueries } from './modules/tenants/queries.ts';
 import { registerTenantRoutes } from './modules/tenants/routes.ts';
@@ -56,8 +58,8 @@ export async function buildService(infra: Infrastructure) {
   const keyRing = new KeyRing({ store, clock, secretBox }, 'RS256', platformTenant ?? 'platform');
   const tokens = new TokenService(keyRing, config.IAM_ISSUER, clock);
   const hasher = infra.hasher ?? new PasswordHasher();
-  const settings = defaultSettingsProvider;
   const commandDeps = { store, clock };
+  const settings = settingsQueries(pool);
   const roles = { commands: roleCommands(commandDeps), queries: roleQueries(pool) };
   const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: tenantQueries(pool) };
   const users = {
@@ -89,6 +91,7 @@ export async function buildService(infra: Infrastructure) {
   registerRoleRoutes(app, { ...roles, readYourWrites });
   registerUserRoutes(app, { ...users, readYourWrites });
   registerAuthRoutes(app, { login });
+  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
 
   const ignoring = (code: string) => (error: unknown) => {
     if (!(error instanceof AppError && error.code === code)) throw error;

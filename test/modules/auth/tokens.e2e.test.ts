@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { SignJWT, exportSPKI, generateKeyPair, importJWK } from 'jose';
+import { SignJWT, exportSPKI, generateKeyPair, importJWK, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/platform/clock.ts';
 import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
