@@ -3,6 +3,10 @@ import type { Config } from './config.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { passwordLogin } from './modules/auth/login.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
+import { grantRegistry } from './modules/auth/token-endpoint.ts';
+import { sessionCommands } from './modules/sessions/commands.ts';
+import { sessionQueries } from './modules/sessions/queries.ts';
+import { registerSessionRoutes } from './modules/sessions/routes.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
 import { registerKeyRoutes } from './modules/keys/routes.ts';
@@ -66,7 +70,10 @@ export async function buildService(infra: Infrastructure) {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
     queries: userQueries(pool, () => clock.now()),
   };
-  const login = passwordLogin({ ...commandDeps, hasher, tokens, roles: roles.queries, settings });
+  const sessionReads = sessionQueries(pool, () => clock.now());
+  const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
+  const login = passwordLogin({ ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
 
   const readYourWrites = async (position: bigint, readModels: string[]) => {
     if (position === 0n) return;
@@ -90,7 +97,8 @@ export async function buildService(infra: Infrastructure) {
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites });
   registerUserRoutes(app, { ...users, readYourWrites });
-  registerAuthRoutes(app, { login });
+  registerAuthRoutes(app, { login, grants, sessions: sessions.commands, readYourWrites });
+  registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
 
   const ignoring = (code: string) => (error: unknown) => {

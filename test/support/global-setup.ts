@@ -18,9 +18,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('adminDatabaseUrl', process.env.DATABASE_URL);
     return async () => undefined;
   }
+  // Set TEST_POSTGRES_PORT to run two suites side by side: each port gets its own cluster.
+  const port = Number(process.env.TEST_POSTGRES_PORT ?? 54339);
   const server = await startEmbeddedPostgres({
-    dataDir: path.resolve('.tmp/test'),
-    port: Number(process.env.TEST_POSTGRES_PORT ?? 54339),
+    dataDir: path.resolve(`.tmp/test-${port}`),
+    port,
     database: 'postgres',
     logger: pino({ level: 'warn' }),
   });

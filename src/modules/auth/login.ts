@@ -1,16 +1,14 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { fold } from '../../platform/commands/decider.ts';
-import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { reservationHolder } from '../../platform/commands/reservations.ts';
 import { AppError } from '../../platform/errors.ts';
-import { newId } from '../../platform/ids.ts';
 import type { RoleQueries } from '../roles/queries.ts';
-import { sessionStreamId, type SessionStarted } from '../sessions/events.ts';
-import { newRefreshToken } from '../sessions/refresh-tokens.ts';
+import type { SessionCommands } from '../sessions/commands.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
-import { userDecider } from '../users/decider.ts';
-import { emailReservation, userStreamId, type UserEvent } from '../users/events.ts';
+import { emailReservation } from '../users/events.ts';
+import { loadUser } from '../users/load.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
+import { accessTokenFor } from './access-tokens.ts';
 import { loginStreamId } from './events.ts';
 import { loginDecider } from './login-decider.ts';
 import type { TokenService } from './tokens.ts';
@@ -20,6 +18,7 @@ export interface LoginDeps extends CommandDeps {
   tokens: TokenService;
   roles: RoleQueries;
   settings: SettingsProvider;
+  sessions: SessionCommands;
 }
 
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS', 401, 'Invalid email or password');
@@ -38,15 +37,11 @@ export interface IssuedTokens {
  * and a success starts a session in the same atomic append.
  */
 export function passwordLogin(deps: LoginDeps) {
-  return async function login(tenant: string, email: string, password: string, context: CommandContext): Promise<IssuedTokens> {
+  return async function login(tenant: string, email: string, password: string, context: CommandContext): Promise<{ tokens: IssuedTokens; position: bigint }> {
     const owner = await reservationHolder(deps.store, tenant, 'email', email);
-    if (!owner) {
-      await deps.hasher.verifyAgainstDummy(password);
-      throw invalidCredentials();
-    }
-    const userId = owner.slice(owner.indexOf('.') + 1);
-    const user = fold(userDecider, (await deps.store.readStream(userStreamId(tenant, userId))) as unknown as UserEvent[]);
-    if (user.status !== 'active' || owner !== emailReservation(tenant, user.email, userId).owner) {
+    const userId = owner ? owner.slice(owner.indexOf('.') + 1) : null;
+    const user = userId ? await loadUser(deps.store, tenant, userId) : null;
+    if (!userId || user?.status !== 'active' || owner !== emailReservation(tenant, user.email, userId).owner) {
       await deps.hasher.verifyAgainstDummy(password);
       throw invalidCredentials();
     }
@@ -55,44 +50,26 @@ export function passwordLogin(deps: LoginDeps) {
       : await deps.hasher.verifyAgainstDummy(password);
 
     const settings = await deps.settings.forTenant(tenant);
-    const sessionId = newId();
-    const refresh = newRefreshToken(sessionId);
-    const now = deps.clock.now();
     const sessionContext = { ...context, actor: userId };
-    const started: SessionStarted = {
-      type: 'SessionStarted',
-      data: {
-        sessionId,
-        userId,
-        refreshTokenHash: refresh.hash,
-        ipAddress: context.clientIp ?? null,
-        userAgent: context.userAgent ?? null,
-        expiresAt: new Date(now.getTime() + settings.sessionMaxLifetime * 1000).toISOString(),
-        idleTimeoutSeconds: settings.sessionIdleTimeout,
-        acr: 'aal1',
-        amr: ['pwd'],
-      },
-    };
+    const auth = { acr: 'aal1', amr: ['pwd'] };
+    const session = await deps.sessions.start(tenant, userId, settings, sessionContext, auth);
     const attempt = {
       type: 'RecordLogin' as const,
       userId,
-      sessionId,
+      sessionId: session.sessionId,
       method: 'password' as const,
       account: { enabled: user.enabled, hasPassword: user.passwordHash !== null },
       passwordMatches,
     };
     const result = await handleCommand(deps, loginDecider, loginStreamId(tenant, userId), attempt, sessionContext, (events) =>
-      events[0]?.type === 'LoginSucceeded'
-        ? [{ streamId: sessionStreamId(tenant, sessionId), expectedRevision: 'no_stream', events: toNewEvents([started], sessionContext, deps.clock) }]
-        : [],
+      events[0]?.type === 'LoginSucceeded' ? session.appends : [],
     );
     if (result.events[0]?.type !== 'LoginSucceeded') throw invalidCredentials();
 
-    const roles = (await deps.roles.byNames(tenant, user.roles.map((r) => r.name))).filter((r) => user.roles.some((u) => u.id === r.id));
-    const access = await deps.tokens.issue(
-      { sub: userId, tid: tenant, sid: sessionId, roles: roles.map((r) => r.name), acr: 'aal1', amr: ['pwd'] },
-      settings.accessTokenExpiry,
-    );
-    return { accessToken: access.token, refreshToken: refresh.token, tokenType: 'Bearer', expiresIn: access.expiresIn, sessionId };
+    const access = await accessTokenFor(deps, tenant, user, { sessionId: session.sessionId, ...auth }, settings.accessTokenExpiry);
+    return {
+      tokens: { accessToken: access.token, refreshToken: session.refreshToken, tokenType: 'Bearer', expiresIn: access.expiresIn, sessionId: session.sessionId },
+      position: result.position,
+    };
   };
 }

@@ -32,7 +32,7 @@ export const v1List = <T>(items: T[], page: number, pageSize: number, total: num
 });
 
 /** Error envelopes by route family. */
-export type ErrorEnvelope = 'canonical' | 'success' | 'bare' | 'v1';
+export type ErrorEnvelope = 'canonical' | 'success' | 'bare' | 'v1' | 'oauth';
 
 export function errorBody(envelope: ErrorEnvelope, code: string, message: string, details?: ErrorDetail[]) {
   switch (envelope) {
@@ -44,5 +44,10 @@ export function errorBody(envelope: ErrorEnvelope, code: string, message: string
       return { success: false as const, error: { code, message, ...(details ? { details } : {}) } };
     case 'bare':
       return { error: message };
+    case 'oauth': {
+      // RFC 6749 section 5.2: our own failures (validation, tenant) map to invalid_request.
+      const oauthCode = /^[a-z_]+$/.test(code) ? code : 'invalid_request';
+      return { error: oauthCode, error_description: message };
+    }
   }
 }

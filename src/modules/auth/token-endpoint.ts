@@ -1,0 +1,56 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { RoleQueries } from '../roles/queries.ts';
+import type { SessionCommands } from '../sessions/commands.ts';
+import { invalidGrant } from '../sessions/decider.ts';
+import type { SettingsProvider } from '../settings/provider.ts';
+import { loadUser } from '../users/load.ts';
+import { accessTokenFor } from './access-tokens.ts';
+import type { TokenService } from './tokens.ts';
+
+/** RFC 6749 section 5.1 success response. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+  id_token?: string;
+  scope?: string;
+}
+
+type GrantHandler = (params: Record<string, string | undefined>, tenant: string, context: CommandContext) => Promise<{ response: TokenResponse; position: bigint }>;
+
+export interface TokenEndpointDeps {
+  store: EventStore;
+  tokens: TokenService;
+  roles: RoleQueries;
+  settings: SettingsProvider;
+  sessions: SessionCommands;
+}
+
+const required = (params: Record<string, string | undefined>, name: string): string => {
+  const value = params[name];
+  if (!value) throw new AppError('invalid_request', 400, `The ${name} parameter is required`);
+  return value;
+};
+
+/**
+ * The grant registry of POST /api/auth/token (node-oidc-provider's shape): one handler per
+ * grant_type, filled here; the other grants of the spec join it as they are built.
+ */
+export function grantRegistry(deps: TokenEndpointDeps): Record<string, GrantHandler> {
+  return {
+    async refresh_token(params, tenant, context) {
+      const { session, refreshToken, position } = await deps.sessions.refresh(tenant, required(params, 'refresh_token'), context);
+      const user = await loadUser(deps.store, tenant, session.userId);
+      if (user.status !== 'active' || !user.enabled) {
+        await deps.sessions.revoke(tenant, session.sessionId, 'user', context);
+        throw invalidGrant('The account is no longer active');
+      }
+      const settings = await deps.settings.forTenant(tenant);
+      const access = await accessTokenFor(deps, tenant, user, session, settings.accessTokenExpiry);
+      return { response: { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken }, position };
+    },
+  };
+}

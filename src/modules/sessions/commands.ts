@@ -1,0 +1,84 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { fold } from '../../platform/commands/decider.ts';
+import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import type { StreamAppend } from '../../platform/eventstore/port.ts';
+import { newId } from '../../platform/ids.ts';
+import type { SecuritySettings } from '../settings/defaults.ts';
+import { invalidGrant, sessionDecider } from './decider.ts';
+import { sessionStreamId, type SessionEvent, type SessionRevokeReason, type SessionStarted } from './events.ts';
+import type { SessionQueries } from './queries.ts';
+import { hashRefreshSecret, newRefreshToken, parseRefreshToken } from './refresh-tokens.ts';
+
+export function sessionCommands(deps: CommandDeps & { queries: SessionQueries }) {
+  const revokeAppend = async (tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext): Promise<StreamAppend[]> => {
+    const streamId = sessionStreamId(tenant, sessionId);
+    const recorded = await deps.store.readStream(streamId);
+    const events = sessionDecider.decide({ type: 'RevokeSession', reason }, fold(sessionDecider, recorded as unknown as SessionEvent[]));
+    if (events.length === 0) return [];
+    return [{ streamId, expectedRevision: recorded.at(-1)!.revision, events: toNewEvents(events, context, deps.clock) }];
+  };
+
+  return {
+    /**
+     * The appends that start a session for a successful authentication, revoking the user's oldest
+     * sessions first when maxConcurrentSessions is reached.
+     */
+    async start(tenant: string, userId: string, settings: SecuritySettings, context: CommandContext, auth: { acr: string; amr: string[] }) {
+      const sessionId = newId();
+      const refresh = newRefreshToken(sessionId);
+      const now = deps.clock.now();
+      const at = (seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString();
+      const started: SessionStarted = {
+        type: 'SessionStarted',
+        data: {
+          sessionId,
+          userId,
+          startedAt: now.toISOString(),
+          refreshTokenHash: refresh.hash,
+          refreshExpiresAt: at(settings.refreshTokenExpiry),
+          ipAddress: context.clientIp ?? null,
+          userAgent: context.userAgent ?? null,
+          expiresAt: at(settings.sessionMaxLifetime),
+          idleTimeoutSeconds: settings.sessionIdleTimeout,
+          refreshTokenLifetimeSeconds: settings.refreshTokenExpiry,
+          ...auth,
+        },
+      };
+      const appends: StreamAppend[] = [{ streamId: sessionStreamId(tenant, sessionId), expectedRevision: 'no_stream', events: toNewEvents([started], context, deps.clock) }];
+      if (settings.maxConcurrentSessions > 0) {
+        const active = await deps.queries.activeOf(tenant, userId);
+        const excess = active.slice(0, Math.max(0, active.length - settings.maxConcurrentSessions + 1));
+        for (const oldest of excess) appends.push(...(await revokeAppend(tenant, oldest, 'max_sessions', context)));
+      }
+      return { sessionId, refreshToken: refresh.token, appends, session: started.data };
+    },
+
+    /** Rotates the refresh token; a reused (already exchanged) token revokes the whole session. */
+    async refresh(tenant: string, refreshToken: string, context: CommandContext) {
+      const parsed = parseRefreshToken(refreshToken);
+      if (!parsed) throw invalidGrant('Unknown refresh token');
+      const next = newRefreshToken(parsed.sessionId);
+      const result = await handleCommand(
+        deps,
+        sessionDecider,
+        sessionStreamId(tenant, parsed.sessionId),
+        { type: 'RefreshSession', presentedHash: hashRefreshSecret(parsed.secret), newHash: next.hash, now: deps.clock.now().toISOString() },
+        context,
+      );
+      if (result.events[0]?.type !== 'SessionRefreshed' || result.state.status !== 'active') {
+        throw invalidGrant('The refresh token was already used; the session is revoked');
+      }
+      return { session: result.state.session, refreshToken: next.token, position: result.position };
+    },
+
+    /** Revokes a session; revoking a revoked session succeeds and changes nothing. */
+    async revoke(tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext) {
+      const appends = await revokeAppend(tenant, sessionId, reason, context);
+      if (appends.length === 0) return { position: 0n };
+      const [result] = await deps.store.appendMulti(appends);
+      return { position: result!.position };
+    },
+  };
+}
+
+export type SessionCommands = ReturnType<typeof sessionCommands>;

@@ -1,0 +1,88 @@
+import type { Decider } from '../../platform/commands/decider.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { SessionEvent, SessionRevokeReason, SessionStarted } from './events.ts';
+
+export type SessionState =
+  | { status: 'absent' }
+  | {
+      status: 'active' | 'revoked';
+      session: SessionStarted['data'];
+      currentHash: string;
+      refreshExpiresAt: string;
+      /** Hashes of refresh tokens already exchanged: presenting one again means theft. */
+      retiredHashes: string[];
+      lastUsedAt: string;
+    };
+
+export type SessionCommand =
+  | { type: 'RefreshSession'; presentedHash: string; newHash: string; now: string }
+  | { type: 'RevokeSession'; reason: SessionRevokeReason };
+
+export const invalidGrant = (description: string) => new AppError('invalid_grant', 400, description);
+
+/** Why a session no longer accepts its refresh token at `now`, or null while it does. */
+export function expiry(state: Exclude<SessionState, { status: 'absent' }>, now: Date): string | null {
+  if (now >= new Date(state.session.expiresAt)) return 'The session has reached its maximum lifetime';
+  if (now.getTime() - new Date(state.lastUsedAt).getTime() >= state.session.idleTimeoutSeconds * 1000) return 'The session has been idle too long';
+  if (now >= new Date(state.refreshExpiresAt)) return 'The refresh token has expired';
+  return null;
+}
+
+export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'SessionStarted':
+        return {
+          status: 'active',
+          session: event.data,
+          currentHash: event.data.refreshTokenHash,
+          refreshExpiresAt: event.data.refreshExpiresAt,
+          retiredHashes: [],
+          lastUsedAt: event.data.startedAt,
+        };
+      case 'SessionRefreshed':
+        if (state.status === 'absent') return state;
+        return {
+          ...state,
+          currentHash: event.data.refreshTokenHash,
+          refreshExpiresAt: event.data.refreshExpiresAt,
+          retiredHashes: [...state.retiredHashes, state.currentHash],
+          lastUsedAt: event.data.refreshedAt,
+        };
+      case 'SessionRevoked':
+        return state.status === 'absent' ? state : { ...state, status: 'revoked' };
+      default: {
+        const exhaustive: never = event;
+        return exhaustive;
+      }
+    }
+  },
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'RevokeSession':
+        if (state.status !== 'active') return [];
+        return [{ type: 'SessionRevoked', data: { sessionId: state.session.sessionId, userId: state.session.userId, reason: command.reason } }];
+      case 'RefreshSession': {
+        if (state.status === 'absent') throw invalidGrant('Unknown refresh token');
+        const { sessionId, userId } = state.session;
+        if (state.retiredHashes.includes(command.presentedHash)) {
+          // Reuse of an exchanged token: whoever holds the chain may be an attacker. End the session.
+          return state.status === 'active' ? [{ type: 'SessionRevoked', data: { sessionId, userId, reason: 'refresh_token_reuse' } }] : [];
+        }
+        if (state.status !== 'active' || command.presentedHash !== state.currentHash) throw invalidGrant('The refresh token is not valid');
+        const expired = expiry(state, new Date(command.now));
+        if (expired) throw invalidGrant(expired);
+        const lifetime = state.session.refreshTokenLifetimeSeconds * 1000;
+        const refreshExpiresAt = new Date(new Date(command.now).getTime() + lifetime).toISOString();
+        return [{ type: 'SessionRefreshed', data: { sessionId, refreshedAt: command.now, refreshTokenHash: command.newHash, refreshExpiresAt } }];
+      }
+      default: {
+        const exhaustive: never = command;
+        return exhaustive;
+      }
+    }
+  },
+};

@@ -1,0 +1,100 @@
+import type { Queryable } from '../../platform/db/pool.ts';
+
+export interface SessionView {
+  id: string;
+  tenantId: string;
+  userId: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+  device: string;
+  revoked: boolean;
+  status: 'active' | 'revoked' | 'expired';
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string;
+  user: { email: string | null; firstName: string | null; lastName: string | null };
+}
+
+interface SessionRow {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  device: string;
+  revoked: boolean;
+  expired: boolean;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+}
+
+const toView = (row: SessionRow): SessionView => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  userId: row.user_id,
+  ipAddress: row.ip_address,
+  userAgent: row.user_agent,
+  device: row.device,
+  revoked: row.revoked,
+  status: row.revoked ? 'revoked' : row.expired ? 'expired' : 'active',
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+  expiresAt: row.expires_at.toISOString(),
+  user: { email: row.email, firstName: row.first_name, lastName: row.last_name },
+});
+
+/** Not revoked and not past its lifetime or idle limit at the time bound to `at`. */
+const active = (at: string) => `(not s.revoked and s.expires_at > ${at} and s.idle_expires_at > ${at})`;
+const select = (at: string) => `select s.*, not ${active(at)} and not s.revoked as expired, u.email, u.first_name, u.last_name
+                  from sessions s left join users u on u.tenant_id = s.tenant_id and u.id = s.user_id`;
+
+export function sessionQueries(db: Queryable, now: () => Date) {
+  return {
+    async list(tenant: string, query: { page: number; limit: number; userId?: string | undefined; status?: 'active' | 'revoked' | undefined }) {
+      const params: unknown[] = [tenant, now()];
+      const where = ['s.tenant_id = $1'];
+      if (query.userId) {
+        params.push(query.userId);
+        where.push(`s.user_id::text = $${params.length}`);
+      }
+      if (query.status === 'active') where.push(active('$2'));
+      if (query.status === 'revoked') where.push('s.revoked');
+      // Every query binds $2 (now), typed here so the ones that do not compare with it still plan.
+      const filter = `${where.join(' and ')} and $2::timestamptz is not null`;
+      const [{ rows }, counts, stats] = await Promise.all([
+        db.query<SessionRow>(`${select('$2')} where ${filter} order by s.updated_at desc, s.id desc limit ${query.limit} offset ${(query.page - 1) * query.limit}`, params),
+        db.query<{ total: string }>(`select count(*) as total from sessions s where ${filter}`, params),
+        db.query<{ active: string; last24h: string }>(
+          `select count(*) filter (where ${active('$2')}) as active, count(*) filter (where s.created_at > $2::timestamptz - interval '24 hours') as last24h
+             from sessions s where s.tenant_id = $1`,
+          [tenant, now()],
+        ),
+      ]);
+      return {
+        sessions: rows.map(toView),
+        total: Number(counts.rows[0]?.total ?? 0),
+        stats: { active: Number(stats.rows[0]?.active ?? 0), last24h: Number(stats.rows[0]?.last24h ?? 0) },
+      };
+    },
+
+    async get(tenant: string, sessionId: string): Promise<SessionView | null> {
+      const { rows } = await db.query<SessionRow>(`${select('$2')} where s.tenant_id = $1 and s.id::text = $3`, [tenant, now(), sessionId]);
+      return rows[0] ? toView(rows[0]) : null;
+    },
+
+    /** A user's active sessions, oldest first (for maxConcurrentSessions). */
+    async activeOf(tenant: string, userId: string): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>(
+        `select s.id from sessions s where s.tenant_id = $1 and s.user_id = $3 and ${active('$2')} order by s.created_at, s.id`,
+        [tenant, now(), userId],
+      );
+      return rows.map((r) => r.id);
+    },
+  };
+}
+
+export type SessionQueries = ReturnType<typeof sessionQueries>;

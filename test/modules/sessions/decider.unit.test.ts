@@ -1,0 +1,37 @@
+import { describe, it } from 'vitest';
+import { sessionDecider } from '../../../src/modules/sessions/decider.ts';
+import type { SessionEvent } from '../../../src/modules/sessions/events.ts';
+import { deciderSpec } from '../../support/decider-spec.ts';
+
+const spec = deciderSpec(sessionDecider);
+const started: SessionEvent = {
+  type: 'SessionStarted',
+  data: {
+    sessionId: 's1', userId: 'u1', startedAt: '2026-01-01T00:00:00.000Z', refreshTokenHash: 'h1', refreshExpiresAt: '2026-01-08T00:00:00.000Z',
+    ipAddress: null, userAgent: null, expiresAt: '2026-01-02T00:00:00.000Z', idleTimeoutSeconds: 3600, refreshTokenLifetimeSeconds: 604800, acr: 'aal1', amr: ['pwd'],
+  },
+};
+const refreshed: SessionEvent = { type: 'SessionRefreshed', data: { sessionId: 's1', refreshedAt: '2026-01-01T00:30:00.000Z', refreshTokenHash: 'h2', refreshExpiresAt: '2026-01-08T00:30:00.000Z' } };
+
+describe('session decider', () => {
+  it('rotates the refresh token when the current one is presented in time', () => {
+    spec.given([started]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:30:00.000Z' }).then([refreshed]);
+  });
+  it('revokes the session when an exchanged token is presented again', () => {
+    spec.given([started, refreshed]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h3', now: '2026-01-01T00:40:00.000Z' }).then([
+      { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'refresh_token_reuse' } },
+    ]);
+  });
+  it('refuses unknown, idle, over-lifetime and revoked sessions', () => {
+    spec.given([]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
+    spec.given([started]).when({ type: 'RefreshSession', presentedHash: 'hx', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
+    spec.given([started]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T01:00:00.000Z' }).thenThrows('invalid_grant');
+    spec.given([started, refreshed]).when({ type: 'RefreshSession', presentedHash: 'h2', newHash: 'h3', now: '2026-01-02T00:00:00.000Z' }).thenThrows('invalid_grant');
+    const revoked: SessionEvent = { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'logout' } };
+    spec.given([started, revoked]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
+  });
+  it('revokes once; revoking again changes nothing', () => {
+    spec.given([started]).when({ type: 'RevokeSession', reason: 'admin' }).then([{ type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]);
+    spec.given([started, { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]).when({ type: 'RevokeSession', reason: 'admin' }).then([]);
+  });
+});
