@@ -6,6 +6,8 @@ import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { openEventStore } from './platform/eventstore/open.ts';
 
+let closeDatabase: (() => Promise<void>) | null = null;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({
@@ -13,6 +15,7 @@ async function main(): Promise<void> {
     redact: { paths: ['req.headers.authorization', '*.password', '*.token', '*.secret'], censor: '[REDACTED]' },
   });
   const database = await openDatabase(config, logger);
+  closeDatabase = () => database.close();
   const store = await openEventStore(config, database.pool);
   const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
   const service = await buildService({ config, logger, pool: database.pool, store, clock: systemClock, masterKey });
@@ -33,8 +36,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   if (error instanceof ConfigError) console.error(error.message);
   else console.error(error);
+  await closeDatabase?.().catch(() => undefined);
   process.exit(1);
 });

@@ -1,16 +1,29 @@
 import type { RoleQueries } from '../roles/queries.ts';
+import type { NestedSettings } from '../settings/sections.ts';
 import type { ActiveUser } from '../users/decider.ts';
 import type { TokenService } from './tokens.ts';
 
-/** An access token for a user's session, carrying the names of the roles that still exist. */
+/** Claims a tenant's tokenClaims setting may not replace. */
+const RESERVED = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'tid', 'sid', 'roles', 'acr', 'amr', 'scope', 'azp', 'client_id', 'typ']);
+
+/**
+ * An access token for a user's session: the names of the roles that still exist, and the extra
+ * claims the tenant maps from user fields (settings section tokenClaims).
+ */
 export async function accessTokenFor(
   deps: { tokens: TokenService; roles: RoleQueries },
   tenant: string,
   user: ActiveUser,
   session: { sessionId: string; acr: string; amr: string[] },
-  lifetimeSeconds: number,
+  settings: NestedSettings,
 ) {
   const existing = await deps.roles.byNames(tenant, user.roles.map((r) => r.name));
   const roles = existing.filter((r) => user.roles.some((held) => held.id === r.id)).map((r) => r.name);
-  return deps.tokens.issue({ sub: user.userId, tid: tenant, sid: session.sessionId, roles, acr: session.acr, amr: session.amr }, lifetimeSeconds);
+  const extra = Object.fromEntries(
+    settings.tokenClaims.claims.filter(({ claim }) => !RESERVED.has(claim)).map(({ claim, from }) => [claim, user[from]]),
+  );
+  return deps.tokens.issue(
+    { ...extra, sub: user.userId, tid: tenant, sid: session.sessionId, roles, acr: session.acr, amr: session.amr },
+    settings.tokens.accessTokenExpiry,
+  );
 }

@@ -5,6 +5,7 @@ import { AppError } from '../../platform/errors.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SessionCommands } from '../sessions/commands.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
+import { flatten } from '../settings/sections.ts';
 import { emailReservation } from '../users/events.ts';
 import { loadUser } from '../users/load.ts';
 import type { PasswordHasher } from '../users/passwords.ts';
@@ -49,7 +50,8 @@ export function passwordLogin(deps: LoginDeps) {
       ? await deps.hasher.verify(user.passwordHash, password)
       : await deps.hasher.verifyAgainstDummy(password);
 
-    const settings = await deps.settings.forTenant(tenant);
+    const { settings: nested } = await deps.settings.nested(tenant);
+    const settings = flatten(nested);
     const sessionContext = { ...context, actor: userId };
     const auth = { acr: 'aal1', amr: ['pwd'] };
     const session = await deps.sessions.start(tenant, userId, settings, sessionContext, auth);
@@ -66,7 +68,7 @@ export function passwordLogin(deps: LoginDeps) {
     );
     if (result.events[0]?.type !== 'LoginSucceeded') throw invalidCredentials();
 
-    const access = await accessTokenFor(deps, tenant, user, { sessionId: session.sessionId, ...auth }, settings.accessTokenExpiry);
+    const access = await accessTokenFor(deps, tenant, user, { sessionId: session.sessionId, ...auth }, nested);
     return {
       tokens: { accessToken: access.token, refreshToken: session.refreshToken, tokenType: 'Bearer', expiresIn: access.expiresIn, sessionId: session.sessionId },
       position: result.position,

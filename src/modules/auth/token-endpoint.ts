@@ -48,8 +48,8 @@ export function grantRegistry(deps: TokenEndpointDeps): Record<string, GrantHand
         await deps.sessions.revoke(tenant, session.sessionId, 'user', context);
         throw invalidGrant('The account is no longer active');
       }
-      const settings = await deps.settings.forTenant(tenant);
-      const access = await accessTokenFor(deps, tenant, user, session, settings.accessTokenExpiry);
+      const { settings } = await deps.settings.nested(tenant);
+      const access = await accessTokenFor(deps, tenant, user, session, settings);
       return { response: { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken }, position };
     },
   };

@@ -24,7 +24,7 @@ export class TokenService {
     private readonly clock: Clock,
   ) {}
 
-  async issue(claims: Pick<AccessTokenClaims, 'sub' | 'tid' | 'sid' | 'roles' | 'acr' | 'amr' | 'scope'>, lifetimeSeconds: number) {
+  async issue(claims: Pick<AccessTokenClaims, 'sub' | 'tid' | 'sid' | 'roles' | 'acr' | 'amr' | 'scope'> & Record<string, unknown>, lifetimeSeconds: number) {
     const { kid, key } = await this.keyRing.signingKey();
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const token = await new SignJWT({ ...claims })

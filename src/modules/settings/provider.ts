@@ -5,6 +5,7 @@ import { DEFAULT_NESTED_SETTINGS, flatten, SECTION_NAMES, type NestedSettings } 
 /** The security settings in force for a tenant. */
 export interface SettingsProvider {
   forTenant(tenant: string): Promise<SecuritySettings>;
+  nested(tenant: string): Promise<{ settings: NestedSettings; updatedAt: string | null }>;
 }
 
 /** Stored sections over the defaults, so a section added later still has its values. */

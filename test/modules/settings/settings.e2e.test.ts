@@ -69,6 +69,15 @@ describe('security settings', () => {
     expect(settings.body.data).toMatchObject({ accessTokenExpiry: 300, sessionIdleTimeout: 3600, lockoutThreshold: 5 });
   });
 
+  it('adds the tenant token claims from user fields, never replacing service claims', async () => {
+    const response = await put({ section: 'tokenClaims', data: { claims: [{ claim: 'email', from: 'email' }, { claim: 'sub', from: 'username' }] } });
+    expect(response.body.data.tokenClaims.claims).toHaveLength(2);
+    const login = await t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: 'root@p.test', password: 'R00t-Passw' } });
+    const payload = JSON.parse(Buffer.from(login.body.data.accessToken.split('.')[1], 'base64url').toString());
+    expect(payload.email).toBe('root@p.test');
+    expect(payload.sub).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('requires admin:all', async () => {
     const user = await t.token({ sub: 'u', tenant: PLATFORM, roles: ['user'] });
     expect((await t.request({ method: 'GET', url: '/api/realm-settings', tenant: PLATFORM, token: user })).status).toBe(403);

@@ -1,0 +1,161 @@
+import type { RelationTuple } from '../tuple.ts';
+import type { ObjectIdsQuery, SubjectIdsQuery, TupleReader } from './tuple-reader.ts';
+
+/** The four names shared by every tuple of one index family. */
+interface Family {
+  objectType: string;
+  relation: string;
+  subjectType: string;
+  subjectRelation: string | undefined;
+  /** outer id (object id or subject id) -> inner ids */
+  ids: Map<string, Set<string>>;
+}
+
+/**
+ * Tuples grouped by family (the four names) then by one id, giving the set of the other ids. One
+ * instance indexes object -> subjects, another subject -> objects. Families are found through
+ * nested maps keyed by the names themselves rather than by a concatenated key: names are reused
+ * strings whose hashes V8 caches, so a lookup builds and hashes no new string.
+ */
+class FamilyIndex {
+  private readonly families = new Map<string, Map<string, Map<string, Map<string, Family>>>>();
+
+  get(names: FamilyNames, outerId: string): ReadonlySet<string> | undefined {
+    return this.family(names)?.ids.get(outerId);
+  }
+
+  add(names: FamilyNames, tuple: RelationTuple, outerId: string, innerId: string): boolean {
+    const family = this.family(names, tuple);
+    let inner = family.ids.get(outerId);
+    if (!inner) {
+      inner = new Set();
+      family.ids.set(outerId, inner);
+    }
+    const before = inner.size;
+    inner.add(innerId);
+    return inner.size > before;
+  }
+
+  remove(names: FamilyNames, outerId: string, innerId: string): boolean {
+    const family = this.family(names);
+    const inner = family?.ids.get(outerId);
+    if (!family || !inner?.delete(innerId)) return false;
+    // Drop empty id sets so a churning store does not grow; families (a few per relation) stay.
+    if (inner.size === 0) family.ids.delete(outerId);
+    return true;
+  }
+
+  *entries(): IterableIterator<[Family, string, string]> {
+    for (const level1 of this.families.values()) {
+      for (const level2 of level1.values()) {
+        for (const level3 of level2.values()) {
+          for (const family of level3.values()) {
+            for (const [outerId, inner] of family.ids) for (const innerId of inner) yield [family, outerId, innerId];
+          }
+        }
+      }
+    }
+  }
+
+  /** Finds the family; given a tuple, creates it (named after that tuple) when missing. */
+  private family(names: FamilyNames): Family | undefined;
+  private family(names: FamilyNames, creatingFrom: RelationTuple): Family;
+  private family(names: FamilyNames, creatingFrom?: RelationTuple): Family | undefined {
+    const [first, second, third, fourth] = names;
+    let level1 = this.families.get(first);
+    let level2 = level1?.get(second);
+    let level3 = level2?.get(third);
+    const found = level3?.get(fourth);
+    const tuple = creatingFrom;
+    if (found || !tuple) return found;
+    if (!level1) this.families.set(first, (level1 = new Map()));
+    if (!level2) level1.set(second, (level2 = new Map()));
+    if (!level3) level2.set(third, (level3 = new Map()));
+    const family: Family = {
+      objectType: tuple.objectType,
+      relation: tuple.relation,
+      subjectType: tuple.subjectType,
+      subjectRelation: tuple.subjectRelation,
+      ids: new Map(),
+    };
+    level3.set(fourth, family);
+    return family;
+  }
+}
+
+type FamilyNames = readonly [string, string, string, string];
+
+type Names = Pick<RelationTuple, 'objectType' | 'relation' | 'subjectType' | 'subjectRelation'>;
+
+function subjectsFamily({ objectType, relation, subjectType, subjectRelation }: Names): FamilyNames {
+  return [objectType, relation, subjectType, subjectRelation ?? ''];
+}
+
+function objectsFamily({ objectType, relation, subjectType, subjectRelation }: Names): FamilyNames {
+  return [subjectType, subjectRelation ?? '', objectType, relation];
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * In-memory tuple index in both directions (object -> subjects for check and expand, subject ->
+ * objects for list-objects). It knows nothing of tenants or models: keep one per tenant and feed
+ * it from the tuple projection. Answers synchronously.
+ */
+export class MemoryTupleStore implements TupleReader {
+  private readonly subjects = new FamilyIndex();
+  private readonly objects = new FamilyIndex();
+  private count = 0;
+
+  static of(tuples: Iterable<RelationTuple>): MemoryTupleStore {
+    const store = new MemoryTupleStore();
+    for (const tuple of tuples) store.add(tuple);
+    return store;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds a tuple; false when it was already stored. */
+  add(tuple: RelationTuple): boolean {
+    if (!this.subjects.add(subjectsFamily(tuple), tuple, tuple.objectId, tuple.subjectId)) return false;
+    this.objects.add(objectsFamily(tuple), tuple, tuple.subjectId, tuple.objectId);
+    this.count += 1;
+    return true;
+  }
+
+  /** Removes a tuple; false when it was not stored. */
+  remove(tuple: RelationTuple): boolean {
+    if (!this.subjects.remove(subjectsFamily(tuple), tuple.objectId, tuple.subjectId)) return false;
+    this.objects.remove(objectsFamily(tuple), tuple.subjectId, tuple.objectId);
+    this.count -= 1;
+    return true;
+  }
+
+  *tuples(): IterableIterator<RelationTuple> {
+    for (const [family, objectId, subjectId] of this.subjects.entries()) {
+      const tuple: RelationTuple = {
+        objectType: family.objectType,
+        objectId,
+        relation: family.relation,
+        subjectType: family.subjectType,
+        subjectId,
+      };
+      if (family.subjectRelation !== undefined) tuple.subjectRelation = family.subjectRelation;
+      yield tuple;
+    }
+  }
+
+  readSubjectIds(query: SubjectIdsQuery): Iterable<string> {
+    return this.subjects.get(subjectsFamily(query), query.objectId) ?? NONE;
+  }
+
+  readObjectIds(query: ObjectIdsQuery): Iterable<string> {
+    return this.objects.get(objectsFamily(query), query.subjectId) ?? NONE;
+  }
+
+  hasTuple(tuple: RelationTuple): boolean {
+    return this.subjects.get(subjectsFamily(tuple), tuple.objectId)?.has(tuple.subjectId) ?? false;
+  }
+}
