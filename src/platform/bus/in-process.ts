@@ -1,0 +1,172 @@
+import { EventEmitter, once } from 'node:events';
+import type { Logger } from 'pino';
+import type { DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
+import { decodePublicEvent, encodePublicEvent } from './public-event.ts';
+import { waitBeforeRedelivery } from './redelivery.ts';
+
+const MAX_BATCH = 500;
+
+interface StoredMessage {
+  key: string;
+  headers: Record<string, string>;
+  /** Stored encoded, as on a broker: every delivery decodes a fresh copy and bad events fail at publish. */
+  value: string;
+}
+
+/** One append-only, totally ordered log per topic (its partition count is ignored: one partition). */
+class TopicLog {
+  readonly messages: StoredMessage[] = [];
+  private readonly appended = new EventEmitter().setMaxListeners(0);
+
+  append(messages: StoredMessage[]): void {
+    this.messages.push(...messages);
+    this.appended.emit('append');
+  }
+
+  /** Resolves once the log holds more than `length` messages, or when `signal` aborts. */
+  async waitForMoreThan(length: number, signal: AbortSignal): Promise<void> {
+    if (this.messages.length > length) return;
+    await once(this.appended, 'append', { signal }).catch(() => undefined);
+  }
+}
+
+interface Member {
+  options: SubscribeOptions;
+  /** Where this member starts when its group has committed nothing yet. */
+  startOffset: number;
+  signal: AbortSignal;
+}
+
+type DeliveryOutcome = 'delivered' | 'caught-up' | 'failed';
+
+/**
+ * The embedded EventBus (KAFKA_BROKERS unset), with the Kafka adapter's contract: committed offsets
+ * per consumer group, commit only after the handler resolved, redelivery from the committed offset
+ * after a backoff when it throws. Several members of one group take turns batch by batch; the group
+ * lock keeps one batch in flight per group, so order holds. State lives as long as the process.
+ */
+export class InProcessEventBus implements EventBus {
+  private readonly topics = new Map<string, TopicLog>();
+  private readonly committedOffsets = new Map<string, number>();
+  private readonly groupLocks = new Map<string, Promise<void>>();
+  private readonly subscriptions = new Set<Subscription>();
+  private closed = false;
+
+  constructor(private readonly logger: Logger) {}
+
+  async ensureTopic(topic: string, _options: TopicOptions): Promise<void> {
+    this.assertOpen();
+    if (!this.topics.has(topic)) this.topics.set(topic, new TopicLog());
+  }
+
+  async publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+    this.assertOpen();
+    const log = this.topic(topic);
+    // Encode the whole batch before appending any of it: all or nothing.
+    log.append(messages.map(({ key, headers, value }) => ({ key, headers: { ...headers }, value: encodePublicEvent(value) })));
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    this.assertOpen();
+    const log = this.topic(options.topic);
+    const stopping = new AbortController();
+    const startOffset = options.fromBeginning ? 0 : log.messages.length;
+    const member: Member = { options, startOffset, signal: stopping.signal };
+    const consuming = this.consume(member, log);
+    const subscription: Subscription = {
+      close: async () => {
+        stopping.abort();
+        await consuming;
+        this.subscriptions.delete(subscription);
+      },
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async consumerLag(groupId: string, topic: string): Promise<number> {
+    this.assertOpen();
+    return this.topic(topic).messages.length - (this.committedOffsets.get(groupKey(groupId, topic)) ?? 0);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+  }
+
+  private async consume(member: Member, log: TopicLog): Promise<void> {
+    const { groupId, topic } = member.options;
+    let failedAttempts = 0;
+    while (!member.signal.aborted) {
+      const attempt = failedAttempts + 1;
+      const outcome = await this.withGroupLock(groupKey(groupId, topic), () => this.deliverNext(member, log, attempt));
+      if (outcome === 'failed') {
+        failedAttempts++;
+        await waitBeforeRedelivery(failedAttempts, member.signal);
+      } else {
+        failedAttempts = 0;
+        if (outcome === 'caught-up') await log.waitForMoreThan(this.position(member), member.signal);
+      }
+    }
+  }
+
+  /** Delivers the messages after the group's committed offset and commits them if the handler succeeds. */
+  private async deliverNext(member: Member, log: TopicLog, attempt: number): Promise<DeliveryOutcome> {
+    const { groupId, topic, handler } = member.options;
+    const from = this.position(member);
+    const batch = log.messages.slice(from, from + MAX_BATCH);
+    if (batch.length === 0 || member.signal.aborted) return 'caught-up';
+    try {
+      await handler(batch.map((message, index) => toDeliveredMessage(topic, from + index, message)));
+    } catch (error) {
+      const context = { err: error, groupId, topic, firstOffset: from, attempt };
+      this.logger.warn(context, 'event handler failed; redelivering the batch');
+      return 'failed';
+    }
+    this.committedOffsets.set(groupKey(groupId, topic), from + batch.length);
+    return 'delivered';
+  }
+
+  private position(member: Member): number {
+    return this.committedOffsets.get(groupKey(member.options.groupId, member.options.topic)) ?? member.startOffset;
+  }
+
+  /** Runs `work` after every earlier work of the same group and topic has settled. */
+  private withGroupLock<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const result = (this.groupLocks.get(key) ?? Promise.resolve()).then(work);
+    this.groupLocks.set(
+      key,
+      result.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    return result;
+  }
+
+  private topic(name: string): TopicLog {
+    const log = this.topics.get(name);
+    if (!log) throw new Error(`Unknown topic ${name}: create it with ensureTopic first`);
+    return log;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The event bus is closed');
+  }
+}
+
+function groupKey(groupId: string, topic: string): string {
+  return JSON.stringify([groupId, topic]);
+}
+
+function toDeliveredMessage(topic: string, offset: number, message: StoredMessage): DeliveredMessage {
+  return {
+    topic,
+    partition: 0,
+    offset: offset.toString(),
+    key: message.key,
+    headers: { ...message.headers },
+    value: decodePublicEvent(message.value),
+  };
+}

@@ -1,0 +1,213 @@
+import { Kafka, Partitioners, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { kafkaLogLevelFor, pinoLogCreator } from './kafka-logging.ts';
+import type { DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
+import { decodePublicEvent, encodePublicEvent } from './public-event.ts';
+import { waitBeforeRedelivery } from './redelivery.ts';
+
+export interface KafkaEventBusOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+}
+
+/** Kafka's "all in-sync replicas": publish resolves only once the batch is durable. */
+const ACKS_ALL = -1;
+/** Bounds how long an idle fetch (and therefore a consumer's shutdown) may take. */
+const FETCH_MAX_WAIT_MS = 1000;
+
+/** The EventBus on Apache Kafka through kafkajs. */
+export class KafkaEventBus implements EventBus {
+  private readonly subscriptions = new Set<KafkaSubscription>();
+  private readonly publishesInFlight = new Set<Promise<unknown>>();
+  private closed = false;
+
+  private constructor(
+    private readonly kafka: Kafka,
+    private readonly producer: Producer,
+    private readonly admin: Admin,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Connects the producer and the admin client, so a wrong KAFKA_BROKERS fails at start. */
+  static async connect(options: KafkaEventBusOptions): Promise<KafkaEventBus> {
+    const kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      logLevel: kafkaLogLevelFor(options.logger),
+      logCreator: pinoLogCreator(options.logger),
+    });
+    const producer = kafka.producer({
+      // The idempotent producer de-duplicates its own retries on the broker; one request in flight
+      // keeps retried batches from overtaking later ones, which per-key order depends on.
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      // Chosen explicitly (this also silences kafkajs's v2 warning): murmur2 on the key, the same
+      // partition a Java client would choose for that stream id.
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    const admin = kafka.admin();
+    await Promise.all([producer.connect(), admin.connect()]);
+    return new KafkaEventBus(kafka, producer, admin, options.logger);
+  }
+
+  async ensureTopic(topic: string, options: TopicOptions): Promise<void> {
+    this.assertOpen();
+    // Resolves false (no error) when the topic already exists.
+    await this.admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, numPartitions: options.partitions, replicationFactor: options.replicationFactor }],
+    });
+  }
+
+  async publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
+    this.assertOpen();
+    if (messages.length === 0) return;
+    const sending = this.producer.send({
+      topic,
+      acks: ACKS_ALL,
+      messages: messages.map((message) => ({
+        key: message.key,
+        headers: message.headers,
+        value: encodePublicEvent(message.value),
+      })),
+    });
+    this.publishesInFlight.add(sending);
+    try {
+      await sending;
+    } finally {
+      this.publishesInFlight.delete(sending);
+    }
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    this.assertOpen();
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
+    });
+    const logger = this.logger.child({ groupId: options.groupId, topic: options.topic });
+    const subscription: KafkaSubscription = new KafkaSubscription(consumer, options, logger, () =>
+      this.subscriptions.delete(subscription),
+    );
+    await subscription.start();
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async consumerLag(groupId: string, topic: string): Promise<number> {
+    this.assertOpen();
+    const [partitions, [groupOffsets]] = await Promise.all([
+      this.admin.fetchTopicOffsets(topic),
+      this.admin.fetchOffsets({ groupId, topics: [topic] }),
+    ]);
+    const committed = new Map(groupOffsets?.partitions.map((p) => [p.partition, BigInt(p.offset)]));
+    let lag = 0n;
+    for (const { partition, high, low } of partitions) {
+      const offset = committed.get(partition) ?? -1n;
+      // -1: nothing committed yet, so everything still retained is pending.
+      lag += BigInt(high) - (offset >= 0n ? offset : BigInt(low));
+    }
+    return Number(lag);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled(this.publishesInFlight);
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    await Promise.all([this.producer.disconnect(), this.admin.disconnect()]);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The event bus is closed');
+  }
+}
+
+class KafkaSubscription implements Subscription {
+  // Cuts a redelivery backoff short on close; kafkajs itself waits for the running batch.
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly options: SubscribeOptions,
+    private readonly logger: Logger,
+    private readonly onClose: () => void,
+  ) {}
+
+  async start(): Promise<void> {
+    try {
+      await this.consumer.connect();
+      await this.consumer.subscribe({ topics: [this.options.topic], fromBeginning: this.options.fromBeginning });
+      // run() resolves after the group join. Offsets are resolved and committed by deliver() only,
+      // after the handler succeeded.
+      await this.consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: (payload) => this.deliver(payload),
+      });
+    } catch (error) {
+      await this.consumer.disconnect();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.stopping.abort();
+    // Waits for the batch in progress (whose offsets deliver() commits), then leaves the group.
+    await this.consumer.disconnect();
+    this.onClose();
+  }
+
+  /** Hands the batch over until the handler succeeds, the consumer stops, or the partition moves. */
+  private async deliver(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    if (batch.isEmpty()) return;
+    for (let attempt = 1; this.mayContinue(payload); attempt++) {
+      try {
+        await this.options.handler(batch.messages.map((message) => toDeliveredMessage(batch.topic, batch.partition, message)));
+      } catch (error) {
+        const context = { err: error, partition: batch.partition, firstOffset: batch.firstOffset(), attempt };
+        this.logger.warn(context, 'event handler failed; redelivering the batch');
+        await waitBeforeRedelivery(attempt, this.stopping.signal);
+        await payload.heartbeat();
+        continue;
+      }
+      const lastOffset = batch.lastOffset();
+      payload.resolveOffset(lastOffset);
+      // A commit names the next offset to read.
+      const next = (BigInt(lastOffset) + 1n).toString();
+      await payload.commitOffsetsIfNecessary({
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }],
+      });
+      return;
+    }
+  }
+
+  private mayContinue(payload: EachBatchPayload): boolean {
+    return !this.stopping.signal.aborted && payload.isRunning() && !payload.isStale();
+  }
+}
+
+function toDeliveredMessage(topic: string, partition: number, message: KafkaMessage): DeliveredMessage {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString() ?? '',
+    headers: headersToStrings(message.headers),
+    value: decodePublicEvent(message.value?.toString() ?? ''),
+  };
+}
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    // A header may repeat; the envelope keeps the first occurrence.
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) result[name] = first.toString();
+  }
+  return result;
+}
