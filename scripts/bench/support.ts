@@ -3,7 +3,7 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { startEmbeddedPostgres } from '../../src/platform/db/embedded-postgres.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
+import { migratePool } from '../../src/platform/db/migrate.ts';
 import { createPool, type Pool } from '../../src/platform/db/pool.ts';
 
 /** A fresh, migrated database for one benchmark run: DATABASE_URL's server, or an embedded one. */
@@ -19,9 +19,7 @@ export async function benchDatabase(): Promise<{ pool: Pool; url: string; close(
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const pool = createPool(url.toString(), 50);
-  const client = await pool.connect();
-  await migrate(client);
-  client.release();
+  await migratePool(pool);
   return {
     pool,
     url: url.toString(),

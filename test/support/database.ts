@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { migrate } from '../../src/platform/db/migrate.ts';
+import { migratePool } from '../../src/platform/db/migrate.ts';
 import { createPool } from '../../src/platform/db/pool.ts';
 
 export interface TestDatabase {
@@ -21,12 +21,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const pool = createPool(url.toString(), 40);
-  const client = await pool.connect();
-  try {
-    await migrate(client);
-  } finally {
-    client.release();
-  }
+  await migratePool(pool);
   return {
     url: url.toString(),
     pool,

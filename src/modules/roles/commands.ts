@@ -1,5 +1,5 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { handleCommand, lastPosition, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import {
   claimReservation,
   isReservationConflict,
@@ -42,8 +42,7 @@ export function roleCommands(deps: CommandDeps) {
       const roleId = newId();
       try {
         const appends = await roleCreationAppends(deps, tenant, roleId, fields, context);
-        const results = await deps.store.appendMulti(appends);
-        return { roleId, position: results.reduce((max, r) => (r.position > max ? r.position : max), 0n) };
+        return { roleId, position: lastPosition(await deps.store.appendMulti(appends)) };
       } catch (error) {
         if (isReservationConflict(error, 'role-name')) throw nameTaken();
         throw error;

@@ -59,33 +59,28 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
   context: CommandContext,
   sideAppends?: SideAppends<State, Event>,
 ): Promise<CommandResult<State, Event>> {
-  return streamQueue.run(streamId, () => decideAndAppend(deps, decider, streamId, command, context, sideAppends));
+  return streamQueue.run(streamId, async () => {
+    for (let attempt = 1; ; attempt += 1) {
+      const recorded = await deps.store.readStream(streamId);
+      const state = fold(decider, recorded as unknown as Event[]);
+      const events = decider.decide(command, state);
+      if (events.length === 0) return { state, events, position: 0n };
+      const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+      try {
+        const own: StreamAppend = { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) };
+        const extra = sideAppends ? await sideAppends(events, state) : [];
+        const results = await deps.store.appendMulti([own, ...extra]);
+        return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results) };
+      } catch (error) {
+        const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
+        if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
+        await jitter(attempt);
+      }
+    }
+  });
 }
 
-async function decideAndAppend<State, Command, Event extends DomainEvent>(
-  deps: CommandDeps,
-  decider: Decider<State, Command, Event>,
-  streamId: string,
-  command: Command,
-  context: CommandContext,
-  sideAppends?: SideAppends<State, Event>,
-): Promise<CommandResult<State, Event>> {
-  for (let attempt = 1; ; attempt += 1) {
-    const recorded = await deps.store.readStream(streamId);
-    const state = fold(decider, recorded as unknown as Event[]);
-    const events = decider.decide(command, state);
-    if (events.length === 0) return { state, events, position: 0n };
-    const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
-    try {
-      const own: StreamAppend = { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) };
-      const extra = sideAppends ? await sideAppends(events, state) : [];
-      const results = await deps.store.appendMulti([own, ...extra]);
-      const position = results.reduce((max, r) => (r.position > max ? r.position : max), 0n);
-      return { state: events.reduce(decider.evolve, state), events, position };
-    } catch (error) {
-      const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
-      if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
-      await jitter(attempt);
-    }
-  }
+/** The highest global position among append results: what read-your-writes waits for. */
+export function lastPosition(results: { position: bigint }[]): bigint {
+  return results.reduce((max, r) => (r.position > max ? r.position : max), 0n);
 }

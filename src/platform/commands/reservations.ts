@@ -38,18 +38,28 @@ async function currentHolder(store: EventStore, streamId: string) {
   return { owner, revision: last ? last.revision : ('no_stream' as const) };
 }
 
+function reservationAppend(
+  deps: { clock: Clock },
+  type: 'ReservationClaimed' | 'ReservationReleased',
+  claim: Claim,
+  revision: bigint | 'no_stream',
+  context: CommandContext,
+): StreamAppend[] {
+  const event = { type, data: { kind: claim.kind, value: claim.value.toLowerCase(), owner: claim.owner } };
+  const streamId = reservationStreamId(claim.scope, claim.kind, claim.value);
+  return [{ streamId, expectedRevision: revision, events: toNewEvents([event], context, deps.clock) }];
+}
+
 /** The append that claims `value` for `owner`; throws ReservationTakenError if another holds it. */
 export async function claimReservation(
   deps: { store: EventStore; clock: Clock },
   claim: Claim,
   context: CommandContext,
 ): Promise<StreamAppend[]> {
-  const streamId = reservationStreamId(claim.scope, claim.kind, claim.value);
-  const { owner, revision } = await currentHolder(deps.store, streamId);
+  const { owner, revision } = await currentHolder(deps.store, reservationStreamId(claim.scope, claim.kind, claim.value));
   if (owner === claim.owner) return [];
   if (owner) throw new ReservationTakenError(claim.kind, claim.value);
-  const event = { type: 'ReservationClaimed', data: { kind: claim.kind, value: claim.value.toLowerCase(), owner: claim.owner } };
-  return [{ streamId, expectedRevision: revision, events: toNewEvents([event], context, deps.clock) }];
+  return reservationAppend(deps, 'ReservationClaimed', claim, revision, context);
 }
 
 /** The append that frees `value` if `owner` holds it (nothing otherwise). */
@@ -58,11 +68,9 @@ export async function releaseReservation(
   claim: Claim,
   context: CommandContext,
 ): Promise<StreamAppend[]> {
-  const streamId = reservationStreamId(claim.scope, claim.kind, claim.value);
-  const { owner, revision } = await currentHolder(deps.store, streamId);
+  const { owner, revision } = await currentHolder(deps.store, reservationStreamId(claim.scope, claim.kind, claim.value));
   if (owner !== claim.owner) return [];
-  const event = { type: 'ReservationReleased', data: { kind: claim.kind, value: claim.value.toLowerCase(), owner: claim.owner } };
-  return [{ streamId, expectedRevision: revision, events: toNewEvents([event], context, deps.clock) }];
+  return reservationAppend(deps, 'ReservationReleased', claim, revision, context);
 }
 
 /** Whether an append failed because a reservation of `kind` was taken (checked or raced). */

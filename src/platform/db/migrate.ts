@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
 import type pg from 'pg';
+import type { Pool } from './pool.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));
 
@@ -17,4 +18,14 @@ export async function migrate(client: pg.Client | pg.PoolClient): Promise<void> 
     checkOrder: true,
     log: () => undefined,
   });
+}
+
+/** Migrates through one client of the pool. */
+export async function migratePool(pool: Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await migrate(client);
+  } finally {
+    client.release();
+  }
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
-import { migrate } from './migrate.ts';
+import { migratePool } from './migrate.ts';
 import { createPool, type Pool } from './pool.ts';
 
 /** DATABASE_URL, or the embedded PostgreSQL in DATA_DIR; migrated before use. */
@@ -10,12 +10,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<{ po
     ? null
     : await startEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_POSTGRES_PORT, logger });
   const pool = createPool(config.DATABASE_URL ?? embedded!.url, config.DATABASE_POOL_SIZE);
-  const client = await pool.connect();
-  try {
-    await migrate(client);
-  } finally {
-    client.release();
-  }
+  await migratePool(pool);
   return {
     pool,
     async close() {
