@@ -66,18 +66,12 @@ class FamilyIndex {
     let level2 = level1?.get(second);
     let level3 = level2?.get(third);
     const found = level3?.get(fourth);
-    const tuple = creatingFrom;
-    if (found || !tuple) return found;
+    if (found || !creatingFrom) return found;
     if (!level1) this.families.set(first, (level1 = new Map()));
     if (!level2) level1.set(second, (level2 = new Map()));
     if (!level3) level2.set(third, (level3 = new Map()));
-    const family: Family = {
-      objectType: tuple.objectType,
-      relation: tuple.relation,
-      subjectType: tuple.subjectType,
-      subjectRelation: tuple.subjectRelation,
-      ids: new Map(),
-    };
+    const { objectType, relation, subjectType, subjectRelation } = creatingFrom;
+    const family: Family = { objectType, relation, subjectType, subjectRelation, ids: new Map() };
     level3.set(fourth, family);
     return family;
   }
