@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/pool.ts';
+import { isUuid } from '../../platform/ids.ts';
 
 export interface Role {
   id: string;
@@ -27,7 +28,6 @@ const toRole = (row: RoleRow): Role => ({
   createdAt: row.created_at.toISOString(),
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COLUMNS = 'id, name, description, color, permissions, created_at';
 
 export function roleQueries(db: Queryable) {
@@ -37,7 +37,7 @@ export function roleQueries(db: Queryable) {
       return rows.map(toRole);
     },
     async get(tenant: string, roleId: string): Promise<Role | null> {
-      if (!UUID.test(roleId)) return null;
+      if (!isUuid(roleId)) return null;
       const { rows } = await db.query<RoleRow>(`select ${COLUMNS} from roles where tenant_id = $1 and id = $2`, [tenant, roleId]);
       return rows[0] ? toRole(rows[0]) : null;
     },

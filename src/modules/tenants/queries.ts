@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/pool.ts';
+import { isUuid } from '../../platform/ids.ts';
 
 export interface Tenant {
   id: string;
@@ -25,7 +26,6 @@ const toTenant = (row: TenantRow): Tenant => ({
 });
 
 const COLUMNS = 'id, name, display_name, created_at, updated_at';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function tenantQueries(db: Queryable) {
   return {
@@ -35,10 +35,10 @@ export function tenantQueries(db: Queryable) {
     },
     /** By id, or by name: admins address tenants by either. */
     async find(idOrName: string): Promise<Tenant | null> {
-      const column = UUID.test(idOrName) ? 'id' : 'name';
+      const byId = isUuid(idOrName);
       const { rows } = await db.query<TenantRow>(
-        `select ${COLUMNS} from tenants where ${column} = $1 and deleted_at is null`,
-        [UUID.test(idOrName) ? idOrName : idOrName.toLowerCase()],
+        `select ${COLUMNS} from tenants where ${byId ? 'id' : 'name'} = $1 and deleted_at is null`,
+        [byId ? idOrName : idOrName.toLowerCase()],
       );
       return rows[0] ? toTenant(rows[0]) : null;
     },
