@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/pool.ts';
+import { isUuid } from '../../platform/ids.ts';
 
 export interface UserSummary {
   id: string;
@@ -105,6 +106,7 @@ export function userQueries(db: Queryable, now: () => Date) {
     },
 
     async get(tenant: string, userId: string): Promise<UserDetail | null> {
+      if (!isUuid(userId)) return null;
       const { rows } = await db.query<UserRow>(`select u.*, ${ROLE_NAMES} from users u where u.tenant_id = $1 and u.id = $2`, [tenant, userId]);
       const row = rows[0];
       if (!row) return null;
@@ -118,6 +120,7 @@ export function userQueries(db: Queryable, now: () => Date) {
     },
 
     async roles(tenant: string, userId: string): Promise<RoleView[]> {
+      if (!isUuid(userId)) return [];
       const { rows } = await db.query<RoleView>(
         `select r.id, r.name, r.description, r.color from user_roles ur
            join roles r on r.tenant_id = ur.tenant_id and r.id = ur.role_id

@@ -188,6 +188,16 @@ describe('users, roles and password login over HTTP', () => {
       expect([url, method, response.status]).toEqual([url, method, 404]);
     }
     expect((await asGlobex('GET', '/api/users?search=iso')).body.data.data).toEqual([]);
+    // Ids that cannot be UUIDs name nothing: 404, never a server error.
+    for (const [method, url, body] of [
+      ['GET', '/api/users/not-a-uuid'],
+      ['GET', '/api/users/not-a-uuid/roles'],
+      ['PUT', '/api/users/not-a-uuid', { firstName: 'x' }],
+      ['DELETE', '/api/users/not-a-uuid'],
+      ['GET', '/api/roles/not-a-uuid'],
+    ] as const) {
+      expect([url, method, (await call(method, url, body)).status]).toEqual([url, method, 404]);
+    }
     // A token of acme does not work with x-tenant globex.
     expect((await call('GET', '/api/users', undefined, admin, 'globex')).status).toBe(401);
     expect((await call('GET', `/api/users/${acmeUser.id}`)).body.data.email).toBe('iso@acme.test');
