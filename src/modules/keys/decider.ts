@@ -36,7 +36,7 @@ export const keyRingDecider: Decider<KeyRingState, KeyRingCommand, SigningKeyEve
  */
 export function publishedKeys(state: KeyRingState, alg: string, now: Date, maxTokenLifetimeSeconds: number): SigningKey[] {
   const ofAlg = state.keys.filter((k) => k.alg === alg);
-  return ofAlg.filter((key, index) => {
+  return ofAlg.filter((_key, index) => {
     const successor = ofAlg[index + 1];
     if (!successor) return true;
     return new Date(successor.createdAt).getTime() + maxTokenLifetimeSeconds * 1000 > now.getTime();

@@ -1,5 +1,5 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError } from '../../platform/errors.ts';
+import { validationError } from '../../platform/errors.ts';
 import type { SettingsEvent } from './events.ts';
 import { crossFieldViolation, DEFAULT_NESTED_SETTINGS, type NestedSettings, type SectionName } from './sections.ts';
 
@@ -16,7 +16,7 @@ export const settingsDecider: Decider<NestedSettings, SettingsCommand, SettingsE
     );
     const merged = { ...state, [command.section]: { ...current, ...changes } } as NestedSettings;
     const violation = crossFieldViolation(merged);
-    if (violation) throw new AppError('VALIDATION_ERROR', 400, violation.message, [violation]);
+    if (violation) throw validationError(violation.message, [violation]);
     if (Object.keys(changes).length === 0) return [];
     return [{ type: 'SecuritySettingsUpdated', data: { section: command.section, changes } }];
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, type ErrorDetail } from '../../platform/errors.ts';
+import { validationError, type ErrorDetail } from '../../platform/errors.ts';
 import { requirePermission } from '../../platform/http/authentication.ts';
 import { ok, success } from '../../platform/http/envelopes.ts';
 import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
@@ -34,7 +34,7 @@ export function registerSettingsRoutes(
           path: ['data', ...(issue.path.length ? issue.path : (issue as { keys?: string[] }).keys ?? [])].join('.'),
           message: issue.message,
         }));
-        throw new AppError('VALIDATION_ERROR', 400, `Invalid ${details.map((d) => d.path.replace(/^data\./, '')).join(', ')}`, details);
+        throw validationError(`Invalid ${details.map((d) => d.path.replace(/^data\./, '')).join(', ')}`, details);
       }
       const tenant = tenantOf(request).name;
       const { position } = await deps.commands.update(tenant, section, parsed.data, commandContextOf(request));

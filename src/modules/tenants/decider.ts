@@ -1,5 +1,5 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { AppError, notFound, validationError } from '../../platform/errors.ts';
 import type { TenantEvent } from './events.ts';
 
 export type TenantState =
@@ -42,7 +42,7 @@ export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
       case 'DeleteTenant':
         if (state.status !== 'active') throw notFound('Tenant');
         if (state.name === command.platformTenant) {
-          throw new AppError('VALIDATION_ERROR', 400, 'The platform tenant cannot be deleted');
+          throw validationError('The platform tenant cannot be deleted');
         }
         return [{ type: 'TenantDeleted', data: { tenantId: state.tenantId, name: state.name } }];
       default: {

@@ -1,11 +1,11 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { handleCommand, type CommandDeps, type SideAppends } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { AppError, notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
-import { userDecider, type UserState } from './decider.ts';
+import { userDecider, type UserCommand, type UserState } from './decider.ts';
 import { emailReservation, userStreamId, usernameReservation, type RoleRef, type UserEvent, type UserProfile } from './events.ts';
 import { assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
 
@@ -36,7 +36,7 @@ function mapUniquenessConflict(error: unknown): never {
 }
 
 export function userCommands(deps: UserCommandDeps) {
-  const run = (tenant: string, userId: string, command: Parameters<typeof userDecider.decide>[0], context: CommandContext, side?: Parameters<typeof handleCommand<UserState, typeof command, UserEvent>>[5]) =>
+  const run = (tenant: string, userId: string, command: UserCommand, context: CommandContext, side?: SideAppends<UserState, UserEvent>) =>
     handleCommand(deps, userDecider, userStreamId(tenant, userId), command, context, side).catch(mapUniquenessConflict);
 
   /** Reservation moves for a changed e-mail or username (release the old value, claim the new). */
@@ -59,7 +59,7 @@ export function userCommands(deps: UserCommandDeps) {
       const found = await deps.roles.byNames(tenant, names);
       const missing = names.filter((n) => !found.some((r) => r.name.toLowerCase() === n.toLowerCase()));
       if (missing.length > 0) {
-        throw new AppError('VALIDATION_ERROR', 400, `Role with name '${missing[0]}' does not exist`, [{ path: 'body.roles', message: 'Unknown role' }]);
+        throw validationError(`Role with name '${missing[0]}' does not exist`, [{ path: 'body.roles', message: 'Unknown role' }]);
       }
       return found.map((r) => ({ id: r.id, name: r.name }));
     },

@@ -1,5 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
-import { AppError } from '../../platform/errors.ts';
+import { validationError } from '../../platform/errors.ts';
 
 /**
  * argon2id (the library's default algorithm) with OWASP's minimum parameters as the default:
@@ -63,5 +63,5 @@ export function passwordPolicyViolation(password: string, policy: PasswordPolicy
 
 export function assertPasswordPolicy(password: string, policy: PasswordPolicy): void {
   const violation = passwordPolicyViolation(password, policy);
-  if (violation) throw new AppError('VALIDATION_ERROR', 400, violation, [{ path: 'body.password', message: violation }]);
+  if (violation) throw validationError(violation, [{ path: 'body.password', message: violation }]);
 }

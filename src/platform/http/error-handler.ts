@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { WrongExpectedVersionError } from '../eventstore/errors.ts';
-import { AppError, type ErrorDetail } from '../errors.ts';
+import { AppError, validationError, type ErrorDetail } from '../errors.ts';
 import { errorBody, type ErrorEnvelope } from './envelopes.ts';
 
 /** Fastify's own failures (body parsing, limits) as the spec's errors. */
@@ -41,7 +41,7 @@ function toAppError(error: FastifyError | Error): AppError {
       path: [error.validationContext, ...issue.instancePath.split('/').filter(Boolean)].filter(Boolean).join('.'),
       message: issue.message ?? 'Invalid value',
     }));
-    return new AppError('VALIDATION_ERROR', 400, 'Request validation failed', details);
+    return validationError('Request validation failed', details);
   }
   const fastifyCode = (error as FastifyError).code;
   const known = fastifyCode ? FASTIFY_ERRORS[fastifyCode] : undefined;
