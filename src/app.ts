@@ -70,16 +70,16 @@ export async function buildService(infra: Infrastructure) {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
     queries: userQueries(pool, () => clock.now()),
   };
-  const sessionReads = sessionQueries(pool, () => clock.now());
-  const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
-  const login = passwordLogin({ ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
-
   const readYourWrites = async (position: bigint, readModels: string[]) => {
     if (position === 0n) return;
     const caughtUp = await runner.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS, readModels);
     if (!caughtUp) logger.warn({ position: String(position), readModels }, 'read models lag behind a write');
   };
+
+  const sessionReads = sessionQueries(pool, () => clock.now());
+  const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
+  const login = passwordLogin({ ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),

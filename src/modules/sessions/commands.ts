@@ -53,7 +53,10 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
       return { sessionId, refreshToken: refresh.token, appends, session: started.data };
     },
 
-    /** Rotates the refresh token; a reused (already exchanged) token revokes the whole session. */
+    /**
+     * Rotates the refresh token. A reused (already exchanged) token revokes the whole session:
+     * that outcome is returned, not thrown, so the caller can wait for the revocation to be readable.
+     */
     async refresh(tenant: string, refreshToken: string, context: CommandContext) {
       const parsed = parseRefreshToken(refreshToken);
       if (!parsed) throw invalidGrant('Unknown refresh token');
@@ -66,9 +69,9 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
         context,
       );
       if (result.events[0]?.type !== 'SessionRefreshed' || result.state.status !== 'active') {
-        throw invalidGrant('The refresh token was already used; the session is revoked');
+        return { outcome: 'reused' as const, position: result.position };
       }
-      return { session: result.state.session, refreshToken: next.token, position: result.position };
+      return { outcome: 'rotated' as const, session: result.state.session, refreshToken: next.token, position: result.position };
     },
 
     /** Revokes a session; revoking a revoked session succeeds and changes nothing. */
