@@ -59,9 +59,11 @@ export async function buildService(infra: Infrastructure) {
   registerProjectionLag(metrics, runner, pool);
 
   const secretBox = new SecretBox(infra.masterKey);
-  const keyRing = new KeyRing({ store, clock, secretBox }, 'RS256', platformTenant ?? 'platform');
+  const keyRing = new KeyRing({ store, clock, secretBox }, config.IAM_JWT_ALG, platformTenant ?? 'platform');
   const tokens = new TokenService(keyRing, config.IAM_ISSUER, clock);
-  const hasher = infra.hasher ?? new PasswordHasher();
+  const hasher =
+    infra.hasher ??
+    new PasswordHasher({ memoryCost: config.ARGON2_MEMORY_KIB, timeCost: config.ARGON2_ITERATIONS, parallelism: config.ARGON2_PARALLELISM });
   const commandDeps = { store, clock };
   const settings = settingsQueries(pool);
   const roles = { commands: roleCommands(commandDeps), queries: roleQueries(pool) };

@@ -36,10 +36,39 @@ const configSchema = z
     READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(30_000).default(2000),
     /** Fallback poll interval of event-store subscribers when no notification arrives. */
     SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+    /** Access-token signature: RS256 (published in the JWKS) or HS256 (a secret; clients use /api/auth/validate). */
+    IAM_JWT_ALG: z.enum(['RS256', 'HS256']).default('RS256'),
+    /** argon2id cost; the defaults are OWASP's minimum (19 MiB, 2 passes, 1 lane). */
+    ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).max(4_194_304).default(19_456),
+    ARGON2_ITERATIONS: z.coerce.number().int().min(1).max(100).default(2),
+    ARGON2_PARALLELISM: z.coerce.number().int().min(1).max(64).default(1),
+    /** Kafka topic of the relayed event log, created at start when missing. */
+    KAFKA_TOPIC: z.string().min(1).default('iam.events'),
+    KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
+    KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
+    /** Run the event-log relay inside the service (turn off when it runs as its own process). */
+    IAM_RELAY_ENABLED: booleanFromEnv.default(true),
+    /** Where rate-limit counters live: this process (one instance) or PostgreSQL (several instances). */
+    RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
+    RATE_LIMIT_ENABLED: booleanFromEnv.default(true),
+    /** Requests per window and window length (seconds) of each tier of the spec. */
+    RATE_LIMIT_AUTH_MAX: z.coerce.number().int().min(1).default(10),
+    RATE_LIMIT_AUTH_WINDOW_S: z.coerce.number().int().min(1).default(60),
+    RATE_LIMIT_SENSITIVE_MAX: z.coerce.number().int().min(1).default(30),
+    RATE_LIMIT_SENSITIVE_WINDOW_S: z.coerce.number().int().min(1).default(60),
+    RATE_LIMIT_API_MAX: z.coerce.number().int().min(1).default(600),
+    RATE_LIMIT_API_WINDOW_S: z.coerce.number().int().min(1).default(60),
+    RATE_LIMIT_PUBLIC_MAX: z.coerce.number().int().min(1).default(300),
+    RATE_LIMIT_PUBLIC_WINDOW_S: z.coerce.number().int().min(1).default(60),
+    /** Sender address of outgoing e-mail. */
+    SMTP_FROM: z.string().min(3).default('IAM <no-reply@localhost>'),
+    /** Public base URL of the pages that complete a password reset or a magic link (the token is appended). */
+    IAM_PUBLIC_URL: optionalString.pipe(z.url().optional()),
   })
   .transform((env) => ({
     ...env,
     IAM_ISSUER: env.IAM_ISSUER ?? `http://localhost:${env.PORT}`,
+    IAM_PUBLIC_URL: env.IAM_PUBLIC_URL ?? env.IAM_ISSUER ?? `http://localhost:${env.PORT}`,
   }));
 
 export type Config = z.infer<typeof configSchema>;
