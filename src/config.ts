@@ -29,7 +29,18 @@ const configSchema = z
     IAM_BOOTSTRAP_ADMIN_PASSWORD: optionalString,
     IAM_DEFAULT_TENANT: optionalString,
     IAM_ALLOW_PRIVATE_NETWORK_TARGETS: booleanFromEnv.default(false),
-    SMTP_URL: optionalString,
+    /** Outgoing e-mail server, `smtp://` or `smtps://` (implicit TLS) with credentials in the URL; unset: the log. */
+    SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//i, 'must be an smtp:// or smtps:// URL').optional()),
+    /**
+     * Peers whose X-Forwarded-For names the client address (fastify trustProxy), which per-address
+     * rate limits and audit records use: `true`, `false`, or addresses, CIDRs and the names
+     * loopback, linklocal, uniquelocal. The default trusts proxies on private networks only, so a
+     * client reaching the service directly cannot pick its own address.
+     */
+    HTTP_TRUST_PROXY: z
+      .string()
+      .default('loopback,linklocal,uniquelocal')
+      .transform((value) => (value === 'true' ? true : value === 'false' ? false : value)),
     /** Largest accepted request body in bytes (file uploads have their own limit). */
     HTTP_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
     /** How long a write waits for its read models before answering anyway. */
@@ -48,6 +59,8 @@ const configSchema = z
     KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
     /** Run the event-log relay inside the service (turn off when it runs as its own process). */
     IAM_RELAY_ENABLED: booleanFromEnv.default(true),
+    /** Where `npm run relay` serves its Prometheus metrics (0: nowhere). */
+    IAM_RELAY_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
     /** Where rate-limit counters live: this process (one instance) or PostgreSQL (several instances). */
     RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
     RATE_LIMIT_ENABLED: booleanFromEnv.default(true),
@@ -60,6 +73,8 @@ const configSchema = z
     RATE_LIMIT_API_WINDOW_S: z.coerce.number().int().min(1).default(60),
     RATE_LIMIT_PUBLIC_MAX: z.coerce.number().int().min(1).default(300),
     RATE_LIMIT_PUBLIC_WINDOW_S: z.coerce.number().int().min(1).default(60),
+    /** How often ended sessions are recorded as SessionExpired events. */
+    SESSION_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
     /** Sender address of outgoing e-mail. */
     SMTP_FROM: z.string().min(3).default('IAM <no-reply@localhost>'),
     /** Public base URL of the pages that complete a password reset or a magic link (the token is appended). */

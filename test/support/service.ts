@@ -11,7 +11,16 @@ export interface TestService {
   service: Service;
   db: TestDatabase;
   store: PostgresEventStore;
-  request(options: { method: string; url: string; tenant?: string; token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{
+  request(options: {
+    method: string;
+    url: string;
+    tenant?: string;
+    token?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    /** The client's address (request.ip); fastify inject's default is 127.0.0.1. */
+    remoteAddress?: string;
+  }): Promise<{
     status: number;
     body: any;
     headers: Record<string, unknown>;
@@ -33,6 +42,8 @@ export async function startTestService(
     IAM_ISSUER: 'http://iam.test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SUBSCRIPTION_POLL_MS: '200',
+    // Tests of other concerns send many requests; the rate-limit tests turn limits on with small numbers.
+    RATE_LIMIT_ENABLED: 'false',
     ...env,
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: config.SUBSCRIPTION_POLL_MS });
@@ -42,7 +53,7 @@ export async function startTestService(
     service,
     db,
     store,
-    async request({ method, url, tenant, token, body, headers = {} }) {
+    async request({ method, url, tenant, token, body, headers = {}, remoteAddress }) {
       const response = await service.app.inject({
         method: method as 'GET',
         url,
@@ -53,6 +64,7 @@ export async function startTestService(
           ...headers,
         },
         ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+        ...(remoteAddress ? { remoteAddress } : {}),
       });
       const text = response.body;
       let parsed: unknown = text;

@@ -11,12 +11,15 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { AppError } from '../errors.ts';
 import { errorHandler, sendError } from './error-handler.ts';
+import { documentRateLimits } from './rate-limit/openapi.ts';
 import './route-config.ts';
 
 export interface HttpServerOptions {
   logger: Logger;
   metrics: Metrics;
   bodyLimit: number;
+  /** Peers allowed to name the client address by X-Forwarded-For (config HTTP_TRUST_PROXY). */
+  trustProxy: boolean | string;
   issuer: string;
   version: string;
 }
@@ -29,7 +32,7 @@ export async function createHttpServer(options: HttpServerOptions) {
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
-    trustProxy: true,
+    trustProxy: options.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     // One access-log line per request, written by the onResponse hook below.
@@ -71,6 +74,7 @@ export async function createHttpServer(options: HttpServerOptions) {
       },
     },
     transform: jsonSchemaTransform,
+    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(document.openapiObject) : document.swaggerObject),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true }, config: { tenant: 'none' } }, async () => app.swagger());

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.ts';
+import type { HttpServer } from '../server.ts';
+import type { IdentifyCaller } from './caller.ts';
+import { clientAddressKey } from './client-address.ts';
+import { judge, type RateLimitVerdict } from './sliding-window.ts';
+import type { RateLimitStore } from './store.ts';
+import { ruleFor, type KeyKind, type Tier, type Tiers } from './tiers.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The strictest verdict of the keys counted so far (null on routes without a limit). */
+    rateLimit: RateLimitVerdict | null;
+  }
+}
+
+export interface RateLimitOptions {
+  store: RateLimitStore;
+  tiers: Tiers;
+  identifyCaller: IdentifyCaller;
+}
+
+const ruleOf = (request: FastifyRequest) => ruleFor(request.method, request.routeOptions.url ?? request.url.split('?')[0]!);
+
+/** Of several keys the one with the fewest requests left is reported; any exhausted key rejects. */
+function strictest(verdicts: RateLimitVerdict[]): RateLimitVerdict {
+  const reported = verdicts.reduce((a, b) => (b.remaining < a.remaining || (b.remaining === a.remaining && b.resetAt > a.resetAt) ? b : a));
+  return { ...reported, allowed: verdicts.every((v) => v.allowed), retryAfterMs: Math.max(...verdicts.map((v) => v.retryAfterMs)) };
+}
+
+const rateLimitHeaders = (verdict: RateLimitVerdict) => ({
+  'x-ratelimit-limit': String(verdict.limit),
+  'x-ratelimit-remaining': String(verdict.remaining),
+  'x-ratelimit-reset': String(Math.ceil(verdict.resetAt / 1000)),
+});
+
+/** The account a login names: tenant and lower-cased e-mail, hashed so no store keeps addresses. */
+function accountKey(request: FastifyRequest): string | null {
+  const email = (request.body as { email?: unknown } | undefined)?.email;
+  const tenant = request.tenant?.name;
+  if (typeof email !== 'string' || !tenant) return null;
+  return `account:${createHash('sha256').update(`${tenant}\n${email.trim().toLowerCase()}`).digest('base64url')}`;
+}
+
+/**
+ * The spec's rate limits (tiers.ts): every response of a limited route carries X-RateLimit-Limit,
+ * -Remaining and -Reset, errors included; an exhausted key answers 429 RATE_LIMITED with
+ * Retry-After through the one error handler, so each route keeps its error envelope.
+ * Register before tenant resolution: a flood is turned away before it costs a query.
+ */
+export function registerRateLimit(app: HttpServer, options: RateLimitOptions): void {
+  const { store, tiers, identifyCaller } = options;
+  app.decorateRequest('rateLimit', null);
+  app.addHook('onClose', () => store.close());
+
+  async function keyOf(request: FastifyRequest, kind: KeyKind): Promise<string> {
+    const caller = kind === 'user' ? await identifyCaller(request) : null;
+    return caller ? `user:${caller}` : `ip:${clientAddressKey(request.ip)}`;
+  }
+
+  async function count(request: FastifyRequest, reply: FastifyReply, tier: Tier, keys: string[]): Promise<void> {
+    const verdicts = await Promise.all(
+      keys.map(async (key) => {
+        const { counts, now } = await store.hit(`${tier.name}:${key}`, tier.windowMs);
+        return judge(counts, now, tier.max, tier.windowMs);
+      }),
+    );
+    const verdict = strictest(request.rateLimit ? [request.rateLimit, ...verdicts] : verdicts);
+    request.rateLimit = verdict;
+    void reply.headers(rateLimitHeaders(verdict));
+    if (!verdict.allowed) {
+      const retryAfter = String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
+      throw new AppError('RATE_LIMITED', 429, 'Too many requests; retry later', undefined, { 'retry-after': retryAfter });
+    }
+  }
+
+  // First thing: before the tenant lookup, authentication and body parsing.
+  app.addHook('onRequest', async (request, reply) => {
+    const tier = ruleOf(request)?.tier;
+    if (!tier) return;
+    const keys = await Promise.all(tiers[tier].keys.map((kind) => keyOf(request, kind)));
+    await count(request, reply, tiers[tier], [...new Set(keys)]);
+  });
+
+  // The account is in the body, parsed only now; still before validation and the route's work,
+  // so a rejected login costs no password hash.
+  app.addHook('preValidation', async (request, reply) => {
+    const rule = ruleOf(request);
+    if (!rule?.tier || !rule.perAccount) return;
+    const account = accountKey(request);
+    if (account) await count(request, reply, tiers[rule.tier], [account]);
+  });
+}
