@@ -1,10 +1,11 @@
 import pino from 'pino';
 import { buildService } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfig } from './config.ts';
 import { systemClock } from './platform/clock.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { openEventStore } from './platform/eventstore/open.ts';
+import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
 
 let closeDatabase: (() => Promise<void>) | null = null;
 
@@ -22,23 +23,11 @@ async function main(): Promise<void> {
   await service.start();
   await service.app.listen({ port: config.PORT, host: config.HOST });
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  stopOnSignal(logger, async () => {
     await service.stop();
     await store.close();
     await database.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 }
 
-main().catch(async (error: unknown) => {
-  if (error instanceof ConfigError) console.error(error.message);
-  else console.error(error);
-  await closeDatabase?.().catch(() => undefined);
-  process.exit(1);
-});
+main().catch((error: unknown) => exitAfterFailedStart(error, closeDatabase));

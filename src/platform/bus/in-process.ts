@@ -1,6 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import type { Logger } from 'pino';
-import type { DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
+import { distinctGroups } from './consumer-groups.ts';
+import type { ConsumerGroup, DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
 import { decodePublicEvent, encodePublicEvent } from './public-event.ts';
 import { waitBeforeRedelivery } from './redelivery.ts';
 
@@ -43,14 +44,18 @@ type DeliveryOutcome = 'delivered' | 'caught-up' | 'failed';
  * The embedded EventBus (KAFKA_BROKERS unset), with the Kafka adapter's contract: committed offsets
  * per consumer group, commit only after the handler resolved, redelivery from the committed offset
  * after a backoff when it throws. Several members of one group take turns batch by batch; the group
- * lock keeps one batch in flight per group, so order holds. State lives as long as the process.
+ * lock keeps one batch in flight per group, so order holds. State lives as long as the process,
+ * which is why a publish resolves only once the subscribed groups have committed it.
  */
 export class InProcessEventBus implements EventBus {
   private readonly topics = new Map<string, TopicLog>();
   private readonly committedOffsets = new Map<string, number>();
   private readonly groupLocks = new Map<string, Promise<void>>();
   private readonly subscriptions = new Set<Subscription>();
-  private closed = false;
+  private readonly members = new Set<Member>();
+  /** Emits 'progress' whenever a group commits or a member leaves. */
+  private readonly progress = new EventEmitter().setMaxListeners(0);
+  private readonly closing = new AbortController();
 
   constructor(private readonly logger: Logger) {}
 
@@ -64,6 +69,19 @@ export class InProcessEventBus implements EventBus {
     const log = this.topic(topic);
     // Encode the whole batch before appending any of it: all or nothing.
     log.append(messages.map(({ key, headers, value }) => ({ key, headers: { ...headers }, value: encodePublicEvent(value) })));
+    await this.untilCommittedByEveryGroup(topic, log.messages.length);
+  }
+
+  /**
+   * Nothing here survives the process: a batch is durable only once every group consuming the topic
+   * has committed it. A relay that advanced its checkpoint sooner would lose the batch in a crash.
+   */
+  private async untilCommittedByEveryGroup(topic: string, end: number): Promise<void> {
+    const pending = () => [...this.members].some((member) => member.options.topic === topic && this.position(member) < end);
+    while (pending()) {
+      if (this.closing.signal.aborted) throw new Error('The event bus closed before every consumer group committed the batch');
+      await once(this.progress, 'progress', { signal: this.closing.signal }).catch(() => undefined);
+    }
   }
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
@@ -72,12 +90,15 @@ export class InProcessEventBus implements EventBus {
     const stopping = new AbortController();
     const startOffset = options.fromBeginning ? 0 : log.messages.length;
     const member: Member = { options, startOffset, signal: stopping.signal };
+    this.members.add(member);
     const consuming = this.consume(member, log);
     const subscription: Subscription = {
       close: async () => {
         stopping.abort();
         await consuming;
+        this.members.delete(member);
         this.subscriptions.delete(subscription);
+        this.progress.emit('progress');
       },
     };
     this.subscriptions.add(subscription);
@@ -89,9 +110,13 @@ export class InProcessEventBus implements EventBus {
     return this.topic(topic).messages.length - (this.committedOffsets.get(groupKey(groupId, topic)) ?? 0);
   }
 
+  subscribedGroups(): ConsumerGroup[] {
+    return distinctGroups(this.members);
+  }
+
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.closing.signal.aborted) return;
+    this.closing.abort();
     await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
   }
 
@@ -125,6 +150,7 @@ export class InProcessEventBus implements EventBus {
       return 'failed';
     }
     this.committedOffsets.set(groupKey(groupId, topic), from + batch.length);
+    this.progress.emit('progress');
     return 'delivered';
   }
 
@@ -152,7 +178,7 @@ export class InProcessEventBus implements EventBus {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('The event bus is closed');
+    if (this.closing.signal.aborted) throw new Error('The event bus is closed');
   }
 }
 

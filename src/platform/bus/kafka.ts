@@ -1,7 +1,8 @@
 import { Kafka, Partitioners, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
+import { distinctGroups } from './consumer-groups.ts';
 import { kafkaLogLevelFor, pinoLogCreator } from './kafka-logging.ts';
-import type { DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
+import type { ConsumerGroup, DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
 import { decodePublicEvent, encodePublicEvent } from './public-event.ts';
 import { waitBeforeRedelivery } from './redelivery.ts';
 
@@ -13,6 +14,8 @@ export interface KafkaEventBusOptions {
 
 /** Kafka's "all in-sync replicas": publish resolves only once the batch is durable. */
 const ACKS_ALL = -1;
+/** Batches of different partitions a member hands to its handler at once. */
+const PARTITIONS_CONSUMED_CONCURRENTLY = 4;
 /** Bounds how long an idle fetch (and therefore a consumer's shutdown) may take. */
 const FETCH_MAX_WAIT_MS = 1000;
 
@@ -113,6 +116,10 @@ export class KafkaEventBus implements EventBus {
     return Number(lag);
   }
 
+  subscribedGroups(): ConsumerGroup[] {
+    return distinctGroups(this.subscriptions);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -132,7 +139,7 @@ class KafkaSubscription implements Subscription {
 
   constructor(
     private readonly consumer: Consumer,
-    private readonly options: SubscribeOptions,
+    readonly options: SubscribeOptions,
     private readonly logger: Logger,
     private readonly onClose: () => void,
   ) {}
@@ -146,6 +153,8 @@ class KafkaSubscription implements Subscription {
       await this.consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
+        // Partitions are independent (order is per key): a slow effect on one does not hold up the others.
+        partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
         eachBatch: (payload) => this.deliver(payload),
       });
     } catch (error) {

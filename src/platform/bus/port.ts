@@ -3,8 +3,9 @@
  * log streams) drive outbound work from them. Adapters: Kafka (KAFKA_BROKERS set) and an in-process
  * bus with the same contract. The contract, run against both by one suite:
  *
- * - `publish` resolves only once the whole batch is durably acknowledged (acks=all on Kafka), so a
- *   relay may advance its checkpoint afterwards.
+ * - `publish` resolves only once the whole batch is durably acknowledged (acks=all on Kafka; on the
+ *   in-process bus, which has no disk, once every subscribed group committed it), so a relay may
+ *   advance its checkpoint afterwards.
  * - Messages with the same key (the stream id) are delivered in publish order.
  * - Every consumer group receives every message; inside a group each message goes to one member.
  * - At-least-once: offsets are committed only after the handler resolved. A handler that throws
@@ -48,7 +49,8 @@ export interface DeliveredMessage extends OutgoingMessage {
 
 /**
  * Receives the next messages of one partition in offset order. When it resolves their offsets are
- * committed; when it throws the same messages come again.
+ * committed; when it throws the same messages come again. Batches of different partitions may be
+ * handled concurrently. A handler must not wait for a publish to a topic its own group consumes.
  */
 export type BatchHandler = (messages: readonly DeliveredMessage[]) => Promise<void>;
 
@@ -65,6 +67,11 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
+export interface ConsumerGroup {
+  groupId: string;
+  topic: string;
+}
+
 export interface TopicOptions {
   partitions: number;
   replicationFactor: number;
@@ -78,6 +85,8 @@ export interface EventBus {
   subscribe(options: SubscribeOptions): Promise<Subscription>;
   /** Messages of the topic the group has not committed yet, summed over partitions (for a gauge). */
   consumerLag(groupId: string, topic: string): Promise<number>;
+  /** The groups this bus instance consumes for, each with its topic once (for the lag gauge). */
+  subscribedGroups(): ConsumerGroup[];
   /** Waits for publishes in flight, closes every subscription (committing its offsets), disconnects. */
   close(): Promise<void>;
 }

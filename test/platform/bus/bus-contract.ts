@@ -12,7 +12,7 @@ function uniqueName(label: string): string {
   return `test.bus.${label}.${newId()}`;
 }
 
-function eventMessage(streamId: string, revision: number): OutgoingMessage {
+export function eventMessage(streamId: string, revision: number): OutgoingMessage {
   const occurredAt = new Date().toISOString();
   return {
     key: streamId,

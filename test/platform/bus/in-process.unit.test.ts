@@ -1,5 +1,41 @@
 import pino from 'pino';
+import { describe, expect, it } from 'vitest';
 import { InProcessEventBus } from '../../../src/platform/bus/in-process.ts';
-import { eventBusContract } from './bus-contract.ts';
+import { eventBusContract, eventMessage } from './bus-contract.ts';
 
-eventBusContract('in-process', async () => new InProcessEventBus(pino({ level: process.env.LOG_LEVEL ?? 'silent' })));
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+
+eventBusContract('in-process', async () => new InProcessEventBus(logger));
+
+describe('InProcessEventBus durability', () => {
+  it('resolves a publish only once every subscribed group has committed it: nothing else survives the process', async () => {
+    const bus = new InProcessEventBus(logger);
+    await bus.ensureTopic('events', { partitions: 1, replicationFactor: 1 });
+    let release: () => void = () => undefined;
+    const handled = new Promise<void>((resolve) => (release = resolve));
+    await bus.subscribe({ groupId: 'fast', topic: 'events', fromBeginning: true, handler: async () => undefined });
+    await bus.subscribe({ groupId: 'slow', topic: 'events', fromBeginning: true, handler: () => handled });
+
+    let published = false;
+    const publishing = bus.publish('events', [eventMessage('thing-acme.1', 0)]).then(() => (published = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(published).toBe(false);
+    expect(bus.subscribedGroups().map((group) => group.groupId).sort()).toEqual(['fast', 'slow']);
+
+    release();
+    await publishing;
+    expect(await bus.consumerLag('slow', 'events')).toBe(0);
+    await bus.close();
+  });
+
+  it('rejects a publish still waiting for a consumer when the bus closes, so a relay keeps its checkpoint', async () => {
+    const bus = new InProcessEventBus(logger);
+    await bus.ensureTopic('events', { partitions: 1, replicationFactor: 1 });
+    await bus.subscribe({ groupId: 'failing', topic: 'events', fromBeginning: true, handler: async () => Promise.reject(new Error('down')) });
+
+    const publishing = bus.publish('events', [eventMessage('thing-acme.1', 0)]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await bus.close();
+    await expect(publishing).rejects.toThrow('closed before every consumer group committed');
+  });
+});

@@ -1,0 +1,125 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
+import type { RelayMetrics } from './bus-metrics.ts';
+import { LeaderLock } from './leader-lock.ts';
+import type { EventBus, OutgoingMessage } from './port.ts';
+import { toPublicEvent } from './public-event.ts';
+import { stripSensitiveFields } from './redaction.ts';
+import { ensureRelayCheckpoint, saveRelayCheckpoint } from './relay-checkpoints.ts';
+
+export interface RelayOptions {
+  store: EventStore;
+  bus: EventBus;
+  /** The PostgreSQL of the checkpoints; the leader lock takes a dedicated session on it. */
+  database: pg.ClientConfig;
+  topic: string;
+  logger: Logger;
+  metrics?: RelayMetrics;
+  batchSize?: number;
+  /** How often a standby tries the leader lock: the longest a dead leader goes unreplaced. */
+  standbyPollMs?: number;
+}
+
+const DEFAULT_BATCH_SIZE = 500;
+const DEFAULT_STANDBY_POLL_MS = 1000;
+/** Longer than a standby's poll: the relay that lost its lead (or its session) lets a standby take it. */
+const PAUSE_AFTER_LOSS_MS = 2 * DEFAULT_STANDBY_POLL_MS;
+
+function abortion(signal: AbortSignal): Promise<unknown> {
+  return signal.aborted ? Promise.resolve() : once(signal, 'abort');
+}
+
+/** The message of one committed event: keyed by its stream (per-stream order), sensitive fields stripped. */
+export function relayedMessage(event: RecordedEvent): OutgoingMessage {
+  const value = toPublicEvent({ ...event, data: stripSensitiveFields(event.data) });
+  return {
+    key: event.streamId,
+    headers: { 'content-type': 'application/json', 'event-id': value.id, 'event-type': value.type, 'tenant-id': value.tenantId },
+    value,
+  };
+}
+
+/**
+ * Publishes every committed event of the global log to one topic, in log order, from a checkpoint
+ * in PostgreSQL that advances only after the bus acknowledged the batch: a relay that dies between
+ * the publish and the checkpoint publishes that batch again (at-least-once; consumers deduplicate
+ * by event id). Several relays may run (in each service instance, or as `npm run relay`): the one
+ * holding the topic's advisory lock publishes, the others wait as standbys and take over when its
+ * session ends.
+ */
+export class EventRelay {
+  private readonly stopping = new AbortController();
+  private running: Promise<void> | null = null;
+  private lock: LeaderLock | null = null;
+
+  constructor(private readonly options: RelayOptions) {}
+
+  get isLeader(): boolean {
+    return this.lock !== null;
+  }
+
+  /** Starts competing for the lead; returns at once (a standby may wait for ever). */
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Finishes the batch in flight (publish and checkpoint), then releases the lead. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const { database, topic, logger, standbyPollMs = DEFAULT_STANDBY_POLL_MS } = this.options;
+    const { signal } = this.stopping;
+    while (!signal.aborted) {
+      try {
+        const lock = await LeaderLock.acquire(database, `relay:${topic}`, standbyPollMs, signal);
+        if (lock) await this.lead(lock);
+      } catch (error) {
+        logger.error({ err: error, topic }, 'relay lost its database session; retrying');
+      }
+      await sleep(PAUSE_AFTER_LOSS_MS, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** Publishes from the checkpoint until stopped or until the lock's session is gone. */
+  private async lead(lock: LeaderLock): Promise<void> {
+    const { store, topic, logger, metrics, batchSize = DEFAULT_BATCH_SIZE } = this.options;
+    this.lock = lock;
+    metrics?.leading(true);
+    try {
+      const checkpoint = await ensureRelayCheckpoint(lock.db, topic);
+      logger.info({ topic, checkpoint: checkpoint.toString() }, 'relay leads: publishing from its checkpoint');
+      const subscription = store.subscribeToAll({
+        after: checkpoint,
+        batchSize,
+        onEvents: (events) => this.relay(lock, events),
+        onError: (error) => logger.warn({ err: error, topic }, 'relay batch failed; retrying it'),
+      });
+      await Promise.race([lock.lost, abortion(this.stopping.signal)]);
+      await subscription.close();
+      if (!this.stopping.signal.aborted) logger.warn({ topic }, 'relay lost its leader lock session; standing by');
+    } finally {
+      this.lock = null;
+      metrics?.leading(false);
+      await lock.release();
+    }
+  }
+
+  private async relay(lock: LeaderLock, events: RecordedEvent[]): Promise<void> {
+    // A statement on the lock's session proves the lock is still ours: a relay that lost it (and
+    // may have been replaced) never publishes again.
+    await lock.db.query('select 1');
+    try {
+      await this.options.bus.publish(this.options.topic, events.map(relayedMessage));
+    } catch (error) {
+      this.options.metrics?.publishFailed();
+      throw error;
+    }
+    await saveRelayCheckpoint(lock.db, this.options.topic, events.at(-1)!.position);
+  }
+}

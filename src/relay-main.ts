@@ -1,0 +1,50 @@
+import pino from 'pino';
+import { ConfigError, loadConfig } from './config.ts';
+import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
+import { openEventBus } from './platform/bus/open.ts';
+import { EventRelay } from './platform/bus/relay.ts';
+import { openDatabase } from './platform/db/open.ts';
+import { openEventStore } from './platform/eventstore/open.ts';
+import { serveMetrics } from './platform/metrics-server.ts';
+import { createMetrics } from './platform/metrics.ts';
+import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
+
+let closeDatabase: (() => Promise<void>) | null = null;
+
+/**
+ * The relay as a process of its own (`npm run relay`), beside service instances started with
+ * IAM_RELAY_ENABLED=false. Any number may run: the one holding the leader lock publishes, the
+ * others stand by and take over when it dies.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.KAFKA_BROKERS) {
+    throw new ConfigError(['KAFKA_BROKERS: required by the relay process (the in-process bus exists only inside the service)']);
+  }
+  const logger = pino({ level: config.LOG_LEVEL }).child({ component: 'relay' });
+  const database = await openDatabase(config, logger);
+  closeDatabase = () => database.close();
+  const store = await openEventStore(config, database.pool);
+  const bus = await openEventBus(config, logger);
+  const topic = config.KAFKA_TOPIC;
+  await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
+  const metrics = createMetrics();
+  const relayMetrics = registerRelayMetrics(metrics, database.pool, store, topic);
+  const relay = new EventRelay({ store, bus, database: database.pool.options, topic, logger, metrics: relayMetrics });
+  relay.start();
+  const metricsServer = config.IAM_RELAY_METRICS_PORT
+    ? await serveMetrics(metrics.registry, config.IAM_RELAY_METRICS_PORT, config.HOST)
+    : null;
+  logger.info({ topic, metricsPort: config.IAM_RELAY_METRICS_PORT || null }, 'relay started');
+
+  stopOnSignal(logger, async () => {
+    // The batch in flight is published and checkpointed before the lock is released.
+    await relay.stop();
+    await bus.close();
+    metricsServer?.close();
+    await store.close();
+    await database.close();
+  });
+}
+
+main().catch((error: unknown) => exitAfterFailedStart(error, closeDatabase));
