@@ -1,9 +1,19 @@
-import type { SessionRefreshed, SessionRevoked, SessionStarted } from '../src/modules/sessions/events.ts';
+import type { PoolClient } from '../src/platform/db/pool.ts';
+import type { SessionExpired, SessionRefreshed, SessionRevoked, SessionStarted, SessionUsed } from '../src/modules/sessions/events.ts';
 import { deviceLabel } from '../src/modules/sessions/device-label.ts';
 import type { UserDeleted } from '../src/modules/users/events.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 const addSeconds = (iso: string, seconds: number) => new Date(new Date(iso).getTime() + seconds * 1000).toISOString();
+
+/** Activity moves updatedAt and the idle deadline with it. */
+async function markUsed(tx: PoolClient, tenant: string, sessionId: string, at: string): Promise<void> {
+  await tx.query(
+    `update sessions set updated_at = $3, idle_expires_at = $3::timestamptz + (idle_expires_at - updated_at)
+      where tenant_id = $1 and id = $2 and updated_at < $3`,
+    [tenant, sessionId, at],
+  );
+}
 
 /** Read model `sessions` (migration 0006). */
 export const sessionsProjection = defineProjection({
@@ -19,13 +29,12 @@ export const sessionsProjection = defineProjection({
       );
     },
     SessionRefreshed: async (event, tx) => {
-      const d = event.data as SessionRefreshed['data'];
-      await tx.query(
-        `update sessions set updated_at = $3,
-                idle_expires_at = $3::timestamptz + (idle_expires_at - updated_at)
-          where tenant_id = $1 and id = $2`,
-        [event.metadata.tenantId, d.sessionId, d.refreshedAt],
-      );
+      const { sessionId, refreshedAt } = event.data as SessionRefreshed['data'];
+      await markUsed(tx, event.metadata.tenantId, sessionId, refreshedAt);
+    },
+    SessionUsed: async (event, tx) => {
+      const { sessionId, usedAt } = event.data as SessionUsed['data'];
+      await markUsed(tx, event.metadata.tenantId, sessionId, usedAt);
     },
     SessionRevoked: async (event, tx) => {
       const d = event.data as SessionRevoked['data'];
@@ -35,6 +44,10 @@ export const sessionsProjection = defineProjection({
         d.reason,
         event.metadata.occurredAt,
       ]);
+    },
+    SessionExpired: async (event, tx) => {
+      const d = event.data as SessionExpired['data'];
+      await tx.query('update sessions set expired_at = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, d.sessionId, d.expiredAt]);
     },
     // Deleting a user ends every session of theirs at once (the refresh grant checks the user too).
     UserDeleted: async (event, tx) => {

@@ -1,5 +1,5 @@
 import type { PoolClient } from '../src/platform/db/pool.ts';
-import type { LoginSucceeded } from '../src/modules/auth/events.ts';
+import type { AccountLocked, AccountUnlocked, LoginSucceeded } from '../src/modules/auth/events.ts';
 import type {
   UserCreated,
   UserDeleted,
@@ -70,6 +70,14 @@ export const usersProjection = defineProjection({
         userId,
         event.metadata.occurredAt,
       ]);
+    },
+    AccountLocked: async (event, tx) => {
+      const { userId, lockedUntil } = event.data as AccountLocked['data'];
+      await tx.query('update users set locked_until = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId, lockedUntil]);
+    },
+    AccountUnlocked: async (event, tx) => {
+      const { userId } = event.data as AccountUnlocked['data'];
+      await tx.query('update users set locked_until = null where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId]);
     },
     // A deleted role no longer grants anything: drop its assignments.
     RoleDeleted: async (event, tx) => {

@@ -6,24 +6,32 @@ import { commandContextOf, type ReadYourWrites } from '../../platform/http/reque
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { SessionCommands } from '../sessions/commands.ts';
-import { MAX_PASSWORD_LENGTH } from '../users/passwords.ts';
+import type { UserQueries } from '../users/queries.ts';
+import { emailSchema, nameSchema, passwordSchema, usernameSchema } from '../users/schemas.ts';
 import type { passwordLogin } from './login.ts';
+import type { signup } from './signup.ts';
 import type { grantRegistry } from './token-endpoint.ts';
 
-const loginBody = z.strictObject({
-  email: z.string().trim().min(1).max(254),
-  password: z.string().min(1).max(MAX_PASSWORD_LENGTH),
+const loginBody = z.strictObject({ email: z.string().trim().min(1).max(254), password: passwordSchema });
+const signupBody = z.strictObject({
+  email: emailSchema,
+  password: passwordSchema,
+  username: usernameSchema.optional(),
+  firstName: nameSchema.optional(),
+  lastName: nameSchema.optional(),
 });
 const tokenBody = z.record(z.string(), z.string().max(4096));
 
 export interface AuthRouteDeps {
   login: ReturnType<typeof passwordLogin>;
+  signup: ReturnType<typeof signup>;
   grants: ReturnType<typeof grantRegistry>;
   sessions: SessionCommands;
+  users: UserQueries;
   readYourWrites: ReadYourWrites;
 }
 
-/** Login, logout and the OAuth 2.0 token endpoint (decisions.md, Logging in). */
+/** Login, signup, logout, userinfo and the OAuth 2.0 token endpoint (decisions.md, Logging in). */
 export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
   // RFC 6749 clients send application/x-www-form-urlencoded.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
@@ -32,12 +40,24 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
 
   app.post(
     '/api/auth/login',
-    { schema: { tags: ['Authentication'], summary: 'Password login: access token, refresh token and session', body: loginBody } },
+    { schema: { tags: ['Authentication'], summary: 'Password login: access token, refresh token and session (423 ACCOUNT_LOCKED with Retry-After while locked)', body: loginBody } },
     async (request) => {
       const { email, password } = request.body;
       const { tokens, position } = await deps.login(tenantOf(request).name, email, password, commandContextOf(request));
       await deps.readYourWrites(position, ['sessions', 'users']);
       return ok(tokens);
+    },
+  );
+
+  app.post(
+    '/api/auth/signup',
+    { schema: { tags: ['Authentication'], summary: 'Self-service signup: a `user`-role account, signed in at once (403 SIGNUP_DISABLED when the tenant closed it)', body: signupBody } },
+    async (request, reply) => {
+      const tenant = tenantOf(request).name;
+      const { userId, tokens, position } = await deps.signup(tenant, request.body, commandContextOf(request));
+      await deps.readYourWrites(position, ['sessions', 'users']);
+      const user = await deps.users.get(tenant, userId);
+      return reply.status(201).send(ok({ user, ...tokens }));
     },
   );
 
@@ -51,6 +71,26 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
         await deps.readYourWrites(position, ['sessions']);
       }
       return ok({ loggedOut: true });
+    },
+  );
+
+  app.get(
+    '/api/auth/validate',
+    { schema: { tags: ['Authentication'], summary: 'OIDC userinfo: bare claims of the bearer token\'s user', security: [{ bearer: [] }] }, onRequest: [requireAuthentication] },
+    async (request) => {
+      const principal = principalOf(request);
+      const user = await deps.users.get(principal.tenant, principal.subject);
+      if (!user) throw new AppError('TOKEN_INVALID', 401, 'The token does not name an existing user');
+      return {
+        sub: user.id,
+        email: user.email,
+        email_verified: user.emailVerified,
+        given_name: user.firstName,
+        family_name: user.lastName,
+        preferred_username: user.username ?? user.email,
+        tenant: principal.tenant,
+        roles: user.roles,
+      };
     },
   );
 

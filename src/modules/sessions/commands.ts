@@ -7,7 +7,7 @@ import type { SecuritySettings } from '../settings/defaults.ts';
 import { invalidGrant, sessionDecider } from './decider.ts';
 import { sessionStreamId, type SessionEvent, type SessionRevokeReason, type SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';
-import { hashRefreshSecret, newRefreshToken, parseRefreshToken } from './refresh-tokens.ts';
+import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platform/crypto/opaque-tokens.ts';
 
 export function sessionCommands(deps: CommandDeps & { queries: SessionQueries }) {
   const revokeAppend = async (tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext): Promise<StreamAppend[]> => {
@@ -23,9 +23,8 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
      * The appends that start a session for a successful authentication, revoking the user's oldest
      * sessions first when maxConcurrentSessions is reached.
      */
-    async start(tenant: string, userId: string, settings: SecuritySettings, context: CommandContext, auth: { acr: string; amr: string[] }) {
-      const sessionId = newId();
-      const refresh = newRefreshToken(sessionId);
+    async start(tenant: string, userId: string, settings: SecuritySettings, context: CommandContext, auth: { acr: string; amr: string[] }, sessionId = newId()) {
+      const refresh = newOpaqueToken(sessionId);
       const now = deps.clock.now();
       const at = (seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString();
       const started: SessionStarted = {
@@ -58,14 +57,14 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
      * that outcome is returned, not thrown, so the caller can wait for the revocation to be readable.
      */
     async refresh(tenant: string, refreshToken: string, context: CommandContext) {
-      const parsed = parseRefreshToken(refreshToken);
+      const parsed = parseOpaqueToken(refreshToken);
       if (!parsed) throw invalidGrant('Unknown refresh token');
-      const next = newRefreshToken(parsed.sessionId);
+      const next = newOpaqueToken(parsed.id);
       const result = await handleCommand(
         deps,
         sessionDecider,
-        sessionStreamId(tenant, parsed.sessionId),
-        { type: 'RefreshSession', presentedHash: hashRefreshSecret(parsed.secret), newHash: next.hash, now: deps.clock.now().toISOString() },
+        sessionStreamId(tenant, parsed.id),
+        { type: 'RefreshSession', presentedHash: hashOpaqueSecret(parsed.secret), newHash: next.hash, now: deps.clock.now().toISOString() },
         context,
       );
       if (result.events[0]?.type !== 'SessionRefreshed' || result.state.status !== 'active') {
@@ -74,12 +73,25 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
       return { outcome: 'rotated' as const, session: result.state.session, refreshToken: next.token, position: result.position };
     },
 
+    /** The appends that revoke every active session of a user but `keep` (after a password change). */
+    async revokeAllOfUser(tenant: string, userId: string, reason: SessionRevokeReason, context: CommandContext, keep?: string): Promise<StreamAppend[]> {
+      const active = (await deps.queries.activeOf(tenant, userId)).filter((sessionId) => sessionId !== keep);
+      return (await Promise.all(active.map((sessionId) => revokeAppend(tenant, sessionId, reason, context)))).flat();
+    },
+
+    /** Records API activity: the idle limit counts from here. */
+    use(tenant: string, sessionId: string, context: CommandContext) {
+      return handleCommand(deps, sessionDecider, sessionStreamId(tenant, sessionId), { type: 'UseSession', now: deps.clock.now().toISOString() }, context);
+    },
+
+    /** Ends a session whose lifetime or idle limit has passed; a no-op otherwise (the sweep may repeat). */
+    expire(tenant: string, sessionId: string, context: CommandContext) {
+      return handleCommand(deps, sessionDecider, sessionStreamId(tenant, sessionId), { type: 'ExpireSession', now: deps.clock.now().toISOString() }, context);
+    },
+
     /** Revokes a session; revoking a revoked session succeeds and changes nothing. */
-    async revoke(tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext) {
-      const appends = await revokeAppend(tenant, sessionId, reason, context);
-      if (appends.length === 0) return { position: 0n };
-      const [result] = await deps.store.appendMulti(appends);
-      return { position: result!.position };
+    revoke(tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext) {
+      return handleCommand(deps, sessionDecider, sessionStreamId(tenant, sessionId), { type: 'RevokeSession', reason }, context);
     },
   };
 }

@@ -5,7 +5,7 @@ import type { SessionEvent, SessionRevokeReason, SessionStarted } from './events
 export type SessionState =
   | { status: 'absent' }
   | {
-      status: 'active' | 'revoked';
+      status: 'active' | 'revoked' | 'expired';
       session: SessionStarted['data'];
       currentHash: string;
       refreshExpiresAt: string;
@@ -16,14 +16,23 @@ export type SessionState =
 
 export type SessionCommand =
   | { type: 'RefreshSession'; presentedHash: string; newHash: string; now: string }
-  | { type: 'RevokeSession'; reason: SessionRevokeReason };
+  | { type: 'RevokeSession'; reason: SessionRevokeReason }
+  | { type: 'ExpireSession'; now: string }
+  | { type: 'UseSession'; now: string };
 
 export const invalidGrant = (description: string) => new AppError('invalid_grant', 400, description);
 
+/** When and why an active session ends by time (lifetime or idle limit), whichever comes first. */
+export function sessionEnd(state: Exclude<SessionState, { status: 'absent' }>): { at: Date; reason: 'idle' | 'lifetime' } {
+  const lifetime = new Date(state.session.expiresAt);
+  const idle = new Date(new Date(state.lastUsedAt).getTime() + state.session.idleTimeoutSeconds * 1000);
+  return idle < lifetime ? { at: idle, reason: 'idle' } : { at: lifetime, reason: 'lifetime' };
+}
+
 /** Why a session no longer accepts its refresh token at `now`, or null while it does. */
 export function expiry(state: Exclude<SessionState, { status: 'absent' }>, now: Date): string | null {
-  if (now >= new Date(state.session.expiresAt)) return 'The session has reached its maximum lifetime';
-  if (now.getTime() - new Date(state.lastUsedAt).getTime() >= state.session.idleTimeoutSeconds * 1000) return 'The session has been idle too long';
+  const end = sessionEnd(state);
+  if (now >= end.at) return end.reason === 'lifetime' ? 'The session has reached its maximum lifetime' : 'The session has been idle too long';
   if (now >= new Date(state.refreshExpiresAt)) return 'The refresh token has expired';
   return null;
 }
@@ -53,6 +62,10 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
         };
       case 'SessionRevoked':
         return state.status === 'absent' ? state : { ...state, status: 'revoked' };
+      case 'SessionExpired':
+        return state.status === 'absent' ? state : { ...state, status: 'expired' };
+      case 'SessionUsed':
+        return state.status === 'absent' ? state : { ...state, lastUsedAt: event.data.usedAt };
       default: {
         const exhaustive: never = event;
         return exhaustive;
@@ -65,6 +78,17 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
       case 'RevokeSession':
         if (state.status !== 'active') return [];
         return [{ type: 'SessionRevoked', data: { sessionId: state.session.sessionId, userId: state.session.userId, reason: command.reason } }];
+      case 'ExpireSession': {
+        if (state.status !== 'active') return [];
+        const end = sessionEnd(state);
+        if (end.at > new Date(command.now)) return [];
+        const { sessionId, userId } = state.session;
+        return [{ type: 'SessionExpired', data: { sessionId, userId, reason: end.reason, expiredAt: end.at.toISOString() } }];
+      }
+      case 'UseSession':
+        // A session already over its limits stays ended: activity cannot revive it.
+        if (state.status !== 'active' || sessionEnd(state).at <= new Date(command.now)) return [];
+        return [{ type: 'SessionUsed', data: { sessionId: state.session.sessionId, usedAt: command.now } }];
       case 'RefreshSession': {
         if (state.status === 'absent') throw invalidGrant('Unknown refresh token');
         const { sessionId, userId } = state.session;

@@ -22,9 +22,15 @@ export type SessionRefreshed = DomainEvent<
   'SessionRefreshed',
   { sessionId: string; refreshedAt: string; refreshTokenHash: string; refreshExpiresAt: string }
 >;
-export type SessionRevokeReason = 'logout' | 'admin' | 'user' | 'refresh_token_reuse' | 'max_sessions';
+export type SessionRevokeReason = 'logout' | 'admin' | 'user' | 'refresh_token_reuse' | 'max_sessions' | 'password_change' | 'password_reset' | 'expired';
 export type SessionRevoked = DomainEvent<'SessionRevoked', { sessionId: string; userId: string; reason: SessionRevokeReason }>;
 
-export type SessionEvent = SessionStarted | SessionRefreshed | SessionRevoked;
+/** Recorded by the expiry sweep, so the log (and the audit built from it) shows when a session ended. */
+export type SessionExpired = DomainEvent<'SessionExpired', { sessionId: string; userId: string; reason: 'idle' | 'lifetime'; expiredAt: string }>;
+
+/** An API request with the session's access token (recorded at most once a minute per session). */
+export type SessionUsed = DomainEvent<'SessionUsed', { sessionId: string; usedAt: string }>;
+
+export type SessionEvent = SessionStarted | SessionRefreshed | SessionRevoked | SessionExpired | SessionUsed;
 
 export const sessionStreamId = (tenant: string, sessionId: string): string => `session-${tenant}.${sessionId}`;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/db/pool.ts';
+import { isUuid } from '../../platform/ids.ts';
 
 export interface SessionView {
   id: string;
@@ -48,7 +49,7 @@ const toView = (row: SessionRow): SessionView => ({
 });
 
 /** Not revoked and not past its lifetime or idle limit at the time bound to `at`. */
-const active = (at: string) => `(not s.revoked and s.expires_at > ${at} and s.idle_expires_at > ${at})`;
+const active = (at: string) => `(not s.revoked and s.expired_at is null and s.expires_at > ${at} and s.idle_expires_at > ${at})`;
 const select = (at: string) => `select s.*, not ${active(at)} and not s.revoked as expired, u.email, u.first_name, u.last_name
                   from sessions s left join users u on u.tenant_id = s.tenant_id and u.id = s.user_id`;
 
@@ -58,32 +59,46 @@ export function sessionQueries(db: Queryable, now: () => Date) {
       const params: unknown[] = [tenant, now()];
       const where = ['s.tenant_id = $1'];
       if (query.userId) {
-        params.push(query.userId);
-        where.push(`s.user_id::text = $${params.length}`);
+        // Not a UUID: no session can match (and the uuid comparison keeps the index usable).
+        params.push(isUuid(query.userId) ? query.userId : null);
+        where.push(`s.user_id = $${params.length}::uuid`);
       }
       if (query.status === 'active') where.push(active('$2'));
       if (query.status === 'revoked') where.push('s.revoked');
       // Every query binds $2 (now), typed here so the ones that do not compare with it still plan.
       const filter = `${where.join(' and ')} and $2::timestamptz is not null`;
-      const [{ rows }, counts, stats] = await Promise.all([
+      // The filtered total and the tenant-wide stats in one scan of the tenant's sessions.
+      const [{ rows }, counts] = await Promise.all([
         db.query<SessionRow>(`${select('$2')} where ${filter} order by s.updated_at desc, s.id desc limit ${query.limit} offset ${(query.page - 1) * query.limit}`, params),
-        db.query<{ total: string }>(`select count(*) as total from sessions s where ${filter}`, params),
-        db.query<{ active: string; last24h: string }>(
-          `select count(*) filter (where ${active('$2')}) as active, count(*) filter (where s.created_at > $2::timestamptz - interval '24 hours') as last24h
+        db.query<{ total: string; active: string; last24h: string }>(
+          `select count(*) filter (where ${filter}) as total, count(*) filter (where ${active('$2')}) as active,
+                  count(*) filter (where s.created_at > $2::timestamptz - interval '24 hours') as last24h
              from sessions s where s.tenant_id = $1`,
-          [tenant, now()],
+          params,
         ),
       ]);
+      const count = counts.rows[0];
       return {
         sessions: rows.map(toView),
-        total: Number(counts.rows[0]?.total ?? 0),
-        stats: { active: Number(stats.rows[0]?.active ?? 0), last24h: Number(stats.rows[0]?.last24h ?? 0) },
+        total: Number(count?.total ?? 0),
+        stats: { active: Number(count?.active ?? 0), last24h: Number(count?.last24h ?? 0) },
       };
     },
 
     async get(tenant: string, sessionId: string): Promise<SessionView | null> {
-      const { rows } = await db.query<SessionRow>(`${select('$2')} where s.tenant_id = $1 and s.id::text = $3`, [tenant, now(), sessionId]);
+      if (!isUuid(sessionId)) return null;
+      const { rows } = await db.query<SessionRow>(`${select('$2')} where s.tenant_id = $1 and s.id = $3`, [tenant, now(), sessionId]);
       return rows[0] ? toView(rows[0]) : null;
+    },
+
+    /** Sessions of every tenant whose time is up but that no SessionExpired has ended yet (the sweep's work). */
+    async due(limit: number): Promise<{ tenant: string; sessionId: string }[]> {
+      const { rows } = await db.query<{ tenant_id: string; id: string }>(
+        `select tenant_id, id from sessions where not revoked and expired_at is null and least(expires_at, idle_expires_at) <= $1
+          order by least(expires_at, idle_expires_at) limit ${limit}`,
+        [now()],
+      );
+      return rows.map((r) => ({ tenant: r.tenant_id, sessionId: r.id }));
     },
 
     /** A user's active sessions, oldest first (for maxConcurrentSessions). */

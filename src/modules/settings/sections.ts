@@ -34,6 +34,8 @@ export const sectionSchemas = {
     supportEmail: z.email().max(254).nullable(),
     privacyPolicyUrl: z.url().max(2000).nullable(),
     termsOfServiceUrl: z.url().max(2000).nullable(),
+    /** Self-service POST /api/auth/signup (open by default, as in Auth0 database connections). */
+    allowSignup: z.boolean(),
   }),
   tokenClaims: z.strictObject({
     /** Extra access-token claims copied from user fields, e.g. {claim: "email", from: "email"}. */
@@ -63,7 +65,7 @@ export const DEFAULT_NESTED_SETTINGS: NestedSettings = {
     'passwordRequireSpecial',
     'passwordHistoryCount',
   ),
-  general: { displayName: null, supportEmail: null, privacyPolicyUrl: null, termsOfServiceUrl: null },
+  general: { displayName: null, supportEmail: null, privacyPolicyUrl: null, termsOfServiceUrl: null, allowSignup: true },
   tokenClaims: { claims: [] },
 };
 

@@ -6,8 +6,9 @@ import { newId } from '../../platform/ids.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
-import { emailReservation, userStreamId, usernameReservation, type RoleRef, type UserEvent, type UserProfile } from './events.ts';
-import { assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
+import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
+import { loadUser } from './load.ts';
+import { assertNotRecentlyUsed, assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
 
 export interface UserCommandDeps extends CommandDeps {
   hasher: PasswordHasher;
@@ -24,6 +25,7 @@ export interface CreateUserInput {
   roles?: string[] | undefined;
   enabled?: boolean | undefined;
   emailVerified?: boolean | undefined;
+  origin?: UserOrigin | undefined;
 }
 
 /** New users get the tenant's `user` role unless roles are given. */
@@ -75,7 +77,7 @@ export function userCommands(deps: UserCommandDeps) {
         firstName: input.firstName ?? null,
         lastName: input.lastName ?? null,
       };
-      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false };
+      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false, origin: input.origin };
       const result = await run(tenant, userId, command, context, async () => [
         ...(await claimReservation(deps, emailReservation(tenant, input.email, userId), context)),
         ...(input.username ? await claimReservation(deps, usernameReservation(tenant, input.username, userId), context) : []),
@@ -97,6 +99,31 @@ export function userCommands(deps: UserCommandDeps) {
           ...(before.username ? await releaseReservation(deps, usernameReservation(tenant, before.username, userId), context) : []),
         ];
       });
+    },
+
+    /**
+     * Sets a new password after the tenant's policy and history checks. With `currentPassword` the
+     * caller must prove the old one (401 INVALID_CREDENTIALS otherwise). `side` appends other
+     * streams atomically (session revocations, a consumed reset link).
+     */
+    async changePassword(
+      tenant: string,
+      userId: string,
+      input: { newPassword: string; reason: PasswordChangeReason; currentPassword?: string },
+      context: CommandContext,
+      side?: SideAppends<UserState, UserEvent>,
+    ) {
+      const user = await loadUser(deps.store, tenant, userId);
+      if (user.status !== 'active') throw notFound('User');
+      if (input.currentPassword !== undefined) {
+        const proven = user.passwordHash !== null && (await deps.hasher.verify(user.passwordHash, input.currentPassword));
+        if (!proven) throw new AppError('INVALID_CREDENTIALS', 401, 'Current password is incorrect');
+      }
+      const settings = await deps.settings.forTenant(tenant);
+      assertPasswordPolicy(input.newPassword, settings, 'body.newPassword');
+      await assertNotRecentlyUsed(deps.hasher, input.newPassword, user, settings.passwordHistoryCount);
+      const passwordHash = await deps.hasher.hash(input.newPassword);
+      return run(tenant, userId, { type: 'ChangePassword', passwordHash, reason: input.reason, expectedCurrentHash: user.passwordHash }, context, side);
     },
 
     async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext) {

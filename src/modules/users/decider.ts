@@ -1,6 +1,6 @@
 import type { Decider } from '../../platform/commands/decider.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
-import type { RoleRef, UserEvent, UserProfile } from './events.ts';
+import type { PasswordChangeReason, RoleRef, UserEvent, UserOrigin, UserProfile } from './events.ts';
 
 export interface ActiveUser extends UserProfile {
   status: 'active';
@@ -8,18 +8,35 @@ export interface ActiveUser extends UserProfile {
   enabled: boolean;
   emailVerified: boolean;
   passwordHash: string | null;
+  /** Earlier hashes, newest first (at most MAX_PASSWORD_HISTORY): passwordHistoryCount checks them. */
+  passwordHistory: string[];
+  /** Raised by every password change: outstanding reset links name the version they were issued for. */
+  passwordVersion: number;
   roles: RoleRef[];
 }
+
+/** The largest passwordHistoryCount the settings accept. */
+export const MAX_PASSWORD_HISTORY = 24;
 
 export type UserState = { status: 'absent' } | ActiveUser | { status: 'deleted'; userId: string };
 
 export type UserCommand =
-  | { type: 'CreateUser'; userId: string; profile: UserProfile; passwordHash: string | null; roles: RoleRef[]; enabled: boolean; emailVerified: boolean }
+  | {
+      type: 'CreateUser';
+      userId: string;
+      profile: UserProfile;
+      passwordHash: string | null;
+      roles: RoleRef[];
+      enabled: boolean;
+      emailVerified: boolean;
+      origin?: UserOrigin | undefined;
+    }
   | { type: 'UpdateUser'; profile: Partial<UserProfile>; enabled?: boolean | undefined }
   | { type: 'DeleteUser' }
   | { type: 'AssignRole'; role: RoleRef }
   | { type: 'RemoveRole'; roleId: string }
-  | { type: 'ChangePassword'; passwordHash: string };
+  /** expectedCurrentHash: the hash the new password was checked against (history, current password). */
+  | { type: 'ChangePassword'; passwordHash: string; reason: PasswordChangeReason; expectedCurrentHash: string | null };
 
 const activeOr404 = (state: UserState): ActiveUser => {
   if (state.status !== 'active') throw notFound('User');
@@ -33,7 +50,7 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
     switch (event.type) {
       case 'UserCreated': {
         const { userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, roles } = event.data;
-        return { status: 'active', userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, roles };
+        return { status: 'active', userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, passwordHistory: [], passwordVersion: 0, roles };
       }
       case 'UserDeleted':
         return { status: 'deleted', userId: event.data.userId };
@@ -53,7 +70,12 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
           case 'UserRoleRemoved':
             return { ...state, roles: state.roles.filter((r) => r.id !== event.data.role.id) };
           case 'UserPasswordChanged':
-            return { ...state, passwordHash: event.data.passwordHash };
+            return {
+              ...state,
+              passwordHash: event.data.passwordHash,
+              passwordHistory: [...(state.passwordHash ? [state.passwordHash] : []), ...state.passwordHistory].slice(0, MAX_PASSWORD_HISTORY),
+              passwordVersion: state.passwordVersion + 1,
+            };
           default: {
             const exhaustive: never = event;
             return exhaustive;
@@ -66,8 +88,8 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
     switch (command.type) {
       case 'CreateUser': {
         if (state.status !== 'absent') throw new AppError('USER_EXISTS', 409, 'User already exists');
-        const { userId, profile, passwordHash, roles, enabled, emailVerified } = command;
-        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified } }];
+        const { userId, profile, passwordHash, roles, enabled, emailVerified, origin } = command;
+        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified, ...(origin ? { origin } : {}) } }];
       }
       case 'UpdateUser': {
         const user = activeOr404(state);
@@ -96,7 +118,8 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       }
       case 'ChangePassword': {
         const user = activeOr404(state);
-        return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash } }];
+        if (user.passwordHash !== command.expectedCurrentHash) throw new AppError('CONFLICT', 409, 'The password was changed concurrently');
+        return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash, reason: command.reason } }];
       }
       default: {
         const exhaustive: never = command;

@@ -7,10 +7,13 @@ export interface UserProfile {
   lastName: string | null;
 }
 
+/** How an account came to be, when not by an administrator (audit tells SIGNUP from USER_CREATED). */
+export type UserOrigin = 'signup';
+
 /** passwordHash is an argon2id PHC string (never a clear password); the relay and audit redact it. */
 export type UserCreated = DomainEvent<
   'UserCreated',
-  UserProfile & { userId: string; enabled: boolean; emailVerified: boolean; passwordHash: string | null; roles: RoleRef[] }
+  UserProfile & { userId: string; enabled: boolean; emailVerified: boolean; passwordHash: string | null; roles: RoleRef[]; origin?: UserOrigin }
 >;
 export type UserProfileUpdated = DomainEvent<'UserProfileUpdated', Partial<UserProfile> & { userId: string }>;
 export type UserDisabled = DomainEvent<'UserDisabled', { userId: string }>;
@@ -18,7 +21,9 @@ export type UserEnabled = DomainEvent<'UserEnabled', { userId: string }>;
 export type UserDeleted = DomainEvent<'UserDeleted', { userId: string; email: string; username: string | null }>;
 export type UserRoleAssigned = DomainEvent<'UserRoleAssigned', { userId: string; role: RoleRef }>;
 export type UserRoleRemoved = DomainEvent<'UserRoleRemoved', { userId: string; role: RoleRef }>;
-export type UserPasswordChanged = DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string }>;
+/** `change`: by the user with the current password; `reset`: through an e-mailed link. */
+export type PasswordChangeReason = 'change' | 'reset';
+export type UserPasswordChanged = DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string; reason: PasswordChangeReason }>;
 
 export interface RoleRef {
   id: string;

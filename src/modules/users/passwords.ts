@@ -61,7 +61,23 @@ export function passwordPolicyViolation(password: string, policy: PasswordPolicy
   return fails ? 'Password fails complexity rules' : null;
 }
 
-export function assertPasswordPolicy(password: string, policy: PasswordPolicy): void {
+export function assertPasswordPolicy(password: string, policy: PasswordPolicy, path = 'body.password'): void {
   const violation = passwordPolicyViolation(password, policy);
-  if (violation) throw validationError(violation, [{ path: 'body.password', message: violation }]);
+  if (violation) throw validationError(violation, [{ path, message: violation }]);
+}
+
+/** passwordHistoryCount: the new password may not match the current one nor the count-1 before it (0 disables). */
+export async function assertNotRecentlyUsed(
+  hasher: PasswordHasher,
+  password: string,
+  user: { passwordHash: string | null; passwordHistory: string[] },
+  historyCount: number,
+): Promise<void> {
+  if (historyCount === 0) return;
+  const recent = [...(user.passwordHash ? [user.passwordHash] : []), ...user.passwordHistory].slice(0, historyCount);
+  const matches = await Promise.all(recent.map((hash) => hasher.verify(hash, password)));
+  if (matches.some(Boolean)) {
+    const message = `Password must differ from the last ${historyCount} passwords`;
+    throw validationError(message, [{ path: 'body.newPassword', message }]);
+  }
 }

@@ -17,6 +17,8 @@ export interface UserDetail extends UserSummary {
   phoneNumber: string | null;
   phoneNumberVerified: boolean;
   lastLoginAt: string | null;
+  /** Set while failed logins keep the account locked (null otherwise). */
+  lockedUntil: string | null;
   twoFactor: { totpEnabled: boolean; smsEnabled: boolean; webauthnEnabled: boolean };
 }
 
@@ -40,6 +42,7 @@ interface UserRow {
   phone_number: string | null;
   phone_number_verified: boolean;
   last_login_at: Date | null;
+  locked_until: Date | null;
   totp_enabled: boolean;
   sms_enabled: boolean;
   webauthn_enabled: boolean;
@@ -115,6 +118,7 @@ export function userQueries(db: Queryable, now: () => Date) {
         phoneNumber: row.phone_number,
         phoneNumberVerified: row.phone_number_verified,
         lastLoginAt: row.last_login_at?.toISOString() ?? null,
+        lockedUntil: row.locked_until && row.locked_until > now() ? row.locked_until.toISOString() : null,
         twoFactor: { totpEnabled: row.totp_enabled, smsEnabled: row.sms_enabled, webauthnEnabled: row.webauthn_enabled },
       };
     },

@@ -9,11 +9,9 @@ import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import { registerVersioned } from '../../platform/http/versioned.ts';
 import type { UserCommands } from './commands.ts';
 import { MAX_PASSWORD_LENGTH } from './passwords.ts';
+import { emailSchema, nameSchema as name, usernameSchema as username } from './schemas.ts';
 import type { UserQueries } from './queries.ts';
 
-const name = z.string().trim().min(1).max(100);
-const username = z.string().trim().min(1).max(64).regex(/^[\p{L}\p{N}._@+-]+$/u, 'letters, digits and . _ @ + - only');
-export const emailSchema = z.email().max(254);
 
 const createBody = z.strictObject({
   email: emailSchema,

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { loginDecider, type LoginAttempt } from '../../../src/modules/auth/login-decider.ts';
+import type { LoginEvent } from '../../../src/modules/auth/events.ts';
+import { lockoutSeconds, loginDecider, type LoginAttempt } from '../../../src/modules/auth/login-decider.ts';
 import { fold } from '../../../src/platform/commands/decider.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000).toISOString();
+const policy = { lockoutThreshold: 3, lockoutDuration: 300 };
 
 const attempt = (overrides: Partial<LoginAttempt> = {}): LoginAttempt => ({
   type: 'RecordLogin',
@@ -10,22 +15,84 @@ const attempt = (overrides: Partial<LoginAttempt> = {}): LoginAttempt => ({
   method: 'password',
   account: { enabled: true, hasPassword: true },
   passwordMatches: true,
+  now: at(0),
+  policy,
   ...overrides,
+});
+const failed = (reason: 'bad_password' | 'locked' | 'disabled' = 'bad_password'): LoginEvent => ({ type: 'LoginFailed', data: { userId: 'u1', reason } });
+const succeeded: LoginEvent = { type: 'LoginSucceeded', data: { userId: 'u1', sessionId: 's', method: 'password' } };
+const locked = (lockedAt: string, lockedUntil: string, lockoutNumber = 1): LoginEvent => ({
+  type: 'AccountLocked',
+  data: { userId: 'u1', lockedAt, lockedUntil, lockoutNumber, failures: 3 },
 });
 
 describe('login decider', () => {
   const spec = deciderSpec(loginDecider);
+
   it('succeeds only with a matching password on an enabled account that has one', () => {
     spec.given([]).when(attempt()).then([{ type: 'LoginSucceeded', data: { userId: 'u1', sessionId: 's1', method: 'password' } }]);
-    spec.given([]).when(attempt({ passwordMatches: false })).then([{ type: 'LoginFailed', data: { userId: 'u1', reason: 'bad_password' } }]);
-    spec.given([]).when(attempt({ account: { enabled: false, hasPassword: true } })).then([{ type: 'LoginFailed', data: { userId: 'u1', reason: 'disabled' } }]);
+    spec.given([]).when(attempt({ passwordMatches: false })).then([failed()]);
+    spec.given([]).when(attempt({ account: { enabled: false, hasPassword: true } })).then([failed('disabled')]);
     spec.given([]).when(attempt({ account: { enabled: true, hasPassword: false } })).then([{ type: 'LoginFailed', data: { userId: 'u1', reason: 'no_password' } }]);
   });
 
-  it('counts consecutive failures and resets on success', () => {
-    const failed = { type: 'LoginFailed' as const, data: { userId: 'u1', reason: 'bad_password' as const } };
-    const succeeded = { type: 'LoginSucceeded' as const, data: { userId: 'u1', sessionId: 's', method: 'password' } };
-    expect(fold(loginDecider, [failed, failed]).consecutiveFailures).toBe(2);
-    expect(fold(loginDecider, [failed, failed, succeeded]).consecutiveFailures).toBe(0);
+  it('a magic link needs no password', () => {
+    spec
+      .given([])
+      .when(attempt({ method: 'magic_link', account: { enabled: true, hasPassword: false } }))
+      .then([{ type: 'LoginSucceeded', data: { userId: 'u1', sessionId: 's1', method: 'magic_link' } }]);
+  });
+
+  it('counts consecutive guesses, not disabled-account attempts, and resets on success', () => {
+    expect(fold(loginDecider, [failed(), failed()]).consecutiveFailures).toBe(2);
+    expect(fold(loginDecider, [failed(), failed('disabled')]).consecutiveFailures).toBe(1);
+    expect(fold(loginDecider, [failed(), failed(), succeeded]).consecutiveFailures).toBe(0);
+  });
+
+  it('locks exactly at the threshold for lockoutDuration', () => {
+    spec.given([failed()]).when(attempt({ passwordMatches: false })).then([failed()]);
+    spec
+      .given([failed(), failed()])
+      .when(attempt({ passwordMatches: false }))
+      .then([failed(), { type: 'AccountLocked', data: { userId: 'u1', lockedAt: at(0), lockedUntil: at(300), lockoutNumber: 1, failures: 3 } }]);
+  });
+
+  it('refuses every attempt while locked, even with the right password, leaving the stream unchanged', () => {
+    const history = [failed(), failed(), failed(), locked(at(0), at(300))];
+    spec.given(history).when(attempt({ now: at(299) })).then([]);
+    spec.given(history).when(attempt({ now: at(299), passwordMatches: false })).then([]);
+    expect(fold(loginDecider, history)).toMatchObject({ consecutiveFailures: 0, lockedUntil: at(300) });
+    spec.given(history).when(attempt({ now: at(300) })).then([{ type: 'LoginSucceeded', data: { userId: 'u1', sessionId: 's1', method: 'password' } }]);
+  });
+
+  it('escalates: the second lockout within 24 hours lasts 30 minutes, the third 24 hours', () => {
+    const first = [failed(), failed(), failed(), locked(at(0), at(300))];
+    const second = [...first, failed(), failed(), failed(), locked(at(400), at(400 + 1800), 2)];
+    spec
+      .given([...first, failed(), failed()])
+      .when(attempt({ passwordMatches: false, now: at(400) }))
+      .then([failed(), { type: 'AccountLocked', data: { userId: 'u1', lockedAt: at(400), lockedUntil: at(400 + 1800), lockoutNumber: 2, failures: 3 } }]);
+    spec
+      .given([...second, failed(), failed()])
+      .when(attempt({ passwordMatches: false, now: at(3000) }))
+      .then([failed(), { type: 'AccountLocked', data: { userId: 'u1', lockedAt: at(3000), lockedUntil: at(3000 + 86_400), lockoutNumber: 3, failures: 3 } }]);
+    // A day after the first two lockouts, the next one is a first lockout again.
+    spec
+      .given([...second, failed(), failed()])
+      .when(attempt({ passwordMatches: false, now: at(400 + 86_400) }))
+      .then([failed(), { type: 'AccountLocked', data: { userId: 'u1', lockedAt: at(86_800), lockedUntil: at(86_800 + 300), lockoutNumber: 1, failures: 3 } }]);
+  });
+
+  it('lockout lengths follow decisions.md', () => {
+    expect([1, 2, 3, 4].map((n) => lockoutSeconds(n, 300))).toEqual([300, 1800, 86_400, 86_400]);
+    expect([1, 2, 3].map((n) => lockoutSeconds(n, 3600))).toEqual([3600, 3600, 86_400]);
+  });
+
+  it('an unlock ends the lock and the count; unlocking an unlocked account changes nothing', () => {
+    const history = [failed(), failed(), failed(), locked(at(0), at(300))];
+    spec.given(history).when({ type: 'UnlockAccount', userId: 'u1', reason: 'admin', now: at(5) }).then([{ type: 'AccountUnlocked', data: { userId: 'u1', reason: 'admin' } }]);
+    spec.given([]).when({ type: 'UnlockAccount', userId: 'u1', reason: 'admin', now: at(5) }).then([]);
+    const unlocked = fold(loginDecider, [...history, { type: 'AccountUnlocked', data: { userId: 'u1', reason: 'admin' } }]);
+    expect(unlocked).toMatchObject({ consecutiveFailures: 0, lockedUntil: null });
   });
 });

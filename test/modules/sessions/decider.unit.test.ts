@@ -34,4 +34,25 @@ describe('session decider', () => {
     spec.given([started]).when({ type: 'RevokeSession', reason: 'admin' }).then([{ type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]);
     spec.given([started, { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]).when({ type: 'RevokeSession', reason: 'admin' }).then([]);
   });
+  it('expires by the idle limit or the lifetime, whichever comes first, once', () => {
+    const at = (iso: string) => ({ type: 'ExpireSession' as const, now: iso });
+    spec.given([started]).when(at('2026-01-01T00:59:59.000Z')).then([]);
+    spec.given([started]).when(at('2026-01-01T01:00:00.000Z')).then([
+      { type: 'SessionExpired', data: { sessionId: 's1', userId: 'u1', reason: 'idle', expiredAt: '2026-01-01T01:00:00.000Z' } },
+    ]);
+    const busy: SessionEvent[] = [started, { ...refreshed, data: { ...refreshed.data, refreshedAt: '2026-01-01T23:30:00.000Z' } }];
+    spec.given(busy).when(at('2026-01-02T00:10:00.000Z')).then([
+      { type: 'SessionExpired', data: { sessionId: 's1', userId: 'u1', reason: 'lifetime', expiredAt: '2026-01-02T00:00:00.000Z' } },
+    ]);
+    const expired: SessionEvent = { type: 'SessionExpired', data: { sessionId: 's1', userId: 'u1', reason: 'idle', expiredAt: '2026-01-01T01:00:00.000Z' } };
+    spec.given([started, expired]).when(at('2026-01-03T00:00:00.000Z')).then([]);
+    spec.given([started, expired]).when({ type: 'RevokeSession', reason: 'admin' }).then([]);
+  });
+  it('records use only while the session is active, and use moves the idle limit', () => {
+    const used: SessionEvent = { type: 'SessionUsed', data: { sessionId: 's1', usedAt: '2026-01-01T00:50:00.000Z' } };
+    spec.given([started]).when({ type: 'UseSession', now: '2026-01-01T00:50:00.000Z' }).then([used]);
+    spec.given([started]).when({ type: 'UseSession', now: '2026-01-01T01:00:00.000Z' }).then([]);
+    spec.given([started, used]).when({ type: 'ExpireSession', now: '2026-01-01T01:10:00.000Z' }).then([]);
+    spec.given([started, { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]).when({ type: 'UseSession', now: '2026-01-01T00:10:00.000Z' }).then([]);
+  });
 });

@@ -44,6 +44,7 @@ describe('sessions, logout and the refresh-token grant', () => {
     });
     expect(body.stats).toEqual({ active: expect.any(Number), last24h: expect.any(Number) });
     expect(body.pagination).toMatchObject({ page: 1, limit: 20 });
+    expect(await adminSessions('?userId=not-a-uuid')).toMatchObject({ sessions: [], pagination: { total: 0 } });
     expect((await t.request({ method: 'GET', url: '/api/admin/sessions?limit=51', tenant: PLATFORM, token: await adminToken() })).status).toBe(400);
     expect((await t.request({ method: 'GET', url: `/api/admin/sessions/${session.sessionId}`, tenant: PLATFORM, token: await adminToken() })).status).toBe(405);
   });
@@ -115,6 +116,24 @@ describe('sessions, logout and the refresh-token grant', () => {
     const listed = (await adminSessions(`?userId=${userId}`)).sessions.find((s: { id: string }) => s.id === session.sessionId);
     expect(listed.status).toBe('expired');
     expect((await adminSessions(`?userId=${userId}&status=active`)).sessions.map((s: { id: string }) => s.id)).not.toContain(session.sessionId);
+  });
+
+  it('API requests count as activity: updatedAt moves and the idle limit counts from the last use', async () => {
+    const session = await login();
+    const ownSessions = () => t.request({ method: 'GET', url: '/api/user/security/sessions', tenant: PLATFORM, token: session.accessToken });
+    clock.advance(600_000);
+    expect((await ownSessions()).status).toBe(200);
+    await t.service.background.drain();
+    const used = await t.db.pool.query("select data from events where type = 'SessionUsed' and data->>'sessionId' = $1", [session.sessionId]);
+    expect(used.rows).toHaveLength(1);
+    expect((await ownSessions()).status).toBe(200); // within a minute of the last record: no new event
+    await t.service.background.drain();
+    expect((await t.db.pool.query("select 1 from events where type = 'SessionUsed' and data->>'sessionId' = $1", [session.sessionId])).rows).toHaveLength(1);
+    const listed = async () => (await adminSessions(`?userId=${userId}`)).sessions.find((s: { id: string }) => s.id === session.sessionId);
+    await expect.poll(async () => (await listed()).updatedAt).toBe(clock.now().toISOString());
+    clock.advance(3300_000); // 65 minutes after login, 55 after the last use
+    expect((await listed()).status).toBe('active');
+    expect((await refresh(session.refreshToken)).status).toBe(200);
   });
 
   it('deleting a user ends their sessions at once', async () => {

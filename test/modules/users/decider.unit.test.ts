@@ -1,5 +1,6 @@
-import { describe, it } from 'vitest';
-import { userDecider } from '../../../src/modules/users/decider.ts';
+import { describe, expect, it } from 'vitest';
+import { fold } from '../../../src/platform/commands/decider.ts';
+import { MAX_PASSWORD_HISTORY, userDecider } from '../../../src/modules/users/decider.ts';
 import type { UserEvent } from '../../../src/modules/users/events.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
 
@@ -39,9 +40,27 @@ describe('user decider', () => {
   it('deletes softly: a deleted user accepts no command', () => {
     const deleted: UserEvent = { type: 'UserDeleted', data: { userId: 'u1', email: 'a@x.test', username: 'a' } };
     spec.given([created]).when({ type: 'DeleteUser' }).then([deleted]);
-    for (const command of [{ type: 'DeleteUser' as const }, { type: 'AssignRole' as const, role }, { type: 'ChangePassword' as const, passwordHash: 'h' }]) {
+    for (const command of [{ type: 'DeleteUser' as const }, { type: 'AssignRole' as const, role }, { type: 'ChangePassword' as const, passwordHash: 'h', reason: 'change' as const, expectedCurrentHash: null }]) {
       spec.given([created, deleted]).when(command).thenThrows('NOT_FOUND');
     }
     spec.given([]).when({ type: 'UpdateUser', profile: { firstName: 'x' } }).thenThrows('NOT_FOUND');
+  });
+
+  it('changes the password only against the hash it was checked with, keeping a bounded history', () => {
+    const withHash: UserEvent = { ...created, data: { ...created.data, passwordHash: 'h0' } } as UserEvent;
+    spec
+      .given([withHash])
+      .when({ type: 'ChangePassword', passwordHash: 'h1', reason: 'change', expectedCurrentHash: 'h0' })
+      .then([{ type: 'UserPasswordChanged', data: { userId: 'u1', passwordHash: 'h1', reason: 'change' } }]);
+    spec.given([withHash]).when({ type: 'ChangePassword', passwordHash: 'h1', reason: 'reset', expectedCurrentHash: 'stale' }).thenThrows('CONFLICT');
+    const changes: UserEvent[] = Array.from({ length: 30 }, (_, i) => ({
+      type: 'UserPasswordChanged',
+      data: { userId: 'u1', passwordHash: `h${i + 1}`, reason: 'change' },
+    }));
+    const state = fold(userDecider, [withHash, ...changes]);
+    expect(state).toMatchObject({ passwordHash: 'h30', passwordVersion: 30 });
+    const history = state.status === 'active' ? state.passwordHistory : [];
+    expect(history).toHaveLength(MAX_PASSWORD_HISTORY);
+    expect(history.slice(0, 2)).toEqual(['h29', 'h28']);
   });
 });

@@ -73,6 +73,7 @@ describe('users, roles and password login over HTTP', () => {
       phoneNumber: null,
       phoneNumberVerified: false,
       lastLoginAt: null,
+      lockedUntil: null,
       twoFactor: { totpEnabled: false, smsEnabled: false, webauthnEnabled: false },
     });
     const read = await call('GET', `/api/users/${created.body.data.id}`);

@@ -1,0 +1,24 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import { mapLinkRace, type EmailLinkCommands } from '../email-links/commands.ts';
+import { invalidLink } from '../email-links/decider.ts';
+import { loadUser } from '../users/load.ts';
+import type { linkDelivery } from './link-delivery.ts';
+import type { AuthenticateUser } from './login.ts';
+
+/** Passwordless login by e-mail: request a link, then exchange it once for a session. */
+export function magicLinks(deps: { store: EventStore; links: EmailLinkCommands; authenticate: AuthenticateUser; requestLink: ReturnType<typeof linkDelivery> }) {
+  return {
+    request(tenant: string, email: string, context: CommandContext): void {
+      deps.requestLink('magic_link', tenant, email, context);
+    },
+
+    /** The link is spent in the same append that starts the session; a locked or disabled account keeps it unspent. */
+    async consume(tenant: string, token: string, context: CommandContext) {
+      const { link, append } = await deps.links.use(tenant, token, 'magic_link', context);
+      const user = await loadUser(deps.store, tenant, link.userId);
+      if (user.status !== 'active') throw invalidLink();
+      return deps.authenticate(tenant, user, { method: 'magic_link', passwordMatches: true, amr: ['email'] }, context, [append]).catch(mapLinkRace);
+    },
+  };
+}

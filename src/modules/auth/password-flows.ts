@@ -1,0 +1,53 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { mapLinkRace, type EmailLinkCommands } from '../email-links/commands.ts';
+import { invalidLink } from '../email-links/decider.ts';
+import type { SessionCommands } from '../sessions/commands.ts';
+import type { UserCommands } from '../users/commands.ts';
+import { loadUser } from '../users/load.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import type { linkDelivery } from './link-delivery.ts';
+import type { LockoutCommands } from './lockout.ts';
+
+export interface PasswordFlowDeps {
+  store: EventStore;
+  users: UserCommands;
+  links: EmailLinkCommands;
+  sessions: SessionCommands;
+  lockout: LockoutCommands;
+  requestLink: ReturnType<typeof linkDelivery>;
+}
+
+/** Change (with the current password), forgot and reset: every change ends the user's other sessions. */
+export function passwordFlows(deps: PasswordFlowDeps) {
+  return {
+    change(tenant: string, user: { userId: string; sessionId: string | null }, currentPassword: string, newPassword: string, context: CommandContext) {
+      return deps.users.changePassword(tenant, user.userId, { newPassword, currentPassword, reason: 'change' }, context, () =>
+        deps.sessions.revokeAllOfUser(tenant, user.userId, 'password_change', context, user.sessionId ?? undefined),
+      );
+    },
+
+    requestReset(tenant: string, email: string, context: CommandContext): void {
+      deps.requestLink('password_reset', tenant, email, context);
+    },
+
+    /**
+     * Sets the password from a reset link: the link is marked used, every session revoked and a
+     * lockout lifted in the same append. A link issued before any later password change is void.
+     */
+    async completeReset(tenant: string, token: string, newPassword: string, context: CommandContext) {
+      const { link, append } = await deps.links.use(tenant, token, 'password_reset', context);
+      const user = await loadUser(deps.store, tenant, link.userId);
+      if (user.status !== 'active' || user.passwordVersion !== link.passwordVersion) throw invalidLink();
+      const asUser = { ...context, actor: link.userId };
+      return deps.users
+        .changePassword(tenant, link.userId, { newPassword, reason: 'reset' }, asUser, async () => [
+          append,
+          ...(await deps.sessions.revokeAllOfUser(tenant, link.userId, 'password_reset', asUser)),
+          ...(await deps.lockout.unlockAppends(tenant, link.userId, asUser)),
+        ])
+        .catch(mapLinkRace);
+    },
+  };
+}
+
+export type PasswordFlows = ReturnType<typeof passwordFlows>;

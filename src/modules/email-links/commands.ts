@@ -1,0 +1,47 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { fold } from '../../platform/commands/decider.ts';
+import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platform/crypto/opaque-tokens.ts';
+import { WrongExpectedVersionError } from '../../platform/eventstore/errors.ts';
+import type { StreamAppend } from '../../platform/eventstore/port.ts';
+import { newId } from '../../platform/ids.ts';
+import { emailLinkDecider, invalidLink } from './decider.ts';
+import { EMAIL_LINK_LIFETIME_SECONDS, emailLinkStreamId, type EmailLinkEvent, type EmailLinkIssued, type EmailLinkPurpose } from './events.ts';
+
+export function emailLinkCommands(deps: CommandDeps) {
+  return {
+    /** A new single-use link for a user; the clear token is returned once, to be e-mailed. */
+    async issue(tenant: string, user: { userId: string; passwordVersion: number }, purpose: EmailLinkPurpose, context: CommandContext) {
+      const linkId = newId();
+      const { token, hash } = newOpaqueToken(linkId);
+      const expiresAt = new Date(deps.clock.now().getTime() + EMAIL_LINK_LIFETIME_SECONDS[purpose] * 1000).toISOString();
+      const link = { linkId, userId: user.userId, purpose, secretHash: hash, expiresAt, passwordVersion: user.passwordVersion };
+      await handleCommand(deps, emailLinkDecider, emailLinkStreamId(tenant, linkId), { type: 'IssueEmailLink', link }, context);
+      return { token, expiresAt };
+    },
+
+    /**
+     * Checks a presented link and returns the append that marks it used, for the caller to commit
+     * atomically with what the link authorises. The expected revision makes a second use fail.
+     */
+    async use(tenant: string, token: string, purpose: EmailLinkPurpose, context: CommandContext): Promise<{ link: EmailLinkIssued['data']; append: StreamAppend }> {
+      const parsed = parseOpaqueToken(token);
+      if (!parsed) throw invalidLink();
+      const streamId = emailLinkStreamId(tenant, parsed.id);
+      const recorded = await deps.store.readStream(streamId);
+      const state = fold(emailLinkDecider, recorded as unknown as EmailLinkEvent[]);
+      const command = { type: 'UseEmailLink' as const, presentedHash: hashOpaqueSecret(parsed.secret), purpose, now: deps.clock.now().toISOString() };
+      const events = emailLinkDecider.decide(command, state);
+      if (state.status !== 'issued') throw invalidLink();
+      return { link: state.link, append: { streamId, expectedRevision: recorded.at(-1)!.revision, events: toNewEvents(events, context, deps.clock) } };
+    },
+  };
+}
+
+/** A link used concurrently by another request loses the race: answer as for a used link. */
+export function mapLinkRace(error: unknown): never {
+  if (error instanceof WrongExpectedVersionError && error.streamId.startsWith('emaillink-')) throw invalidLink();
+  throw error;
+}
+
+export type EmailLinkCommands = ReturnType<typeof emailLinkCommands>;

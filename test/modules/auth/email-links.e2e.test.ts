@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/platform/clock.ts';
+import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
+import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
+
+const ANA = { email: 'ana@p.test', password: 'Ana-Passw0rd' };
+
+describe('forgot / reset password and magic links, mailed through a real SMTP server', () => {
+  let t: TestService;
+  let smtp: TestSmtpServer;
+  const clock = new ManualClock(new Date());
+  const admin = () => t.token({ sub: 'admin', tenant: PLATFORM, roles: ['admin'] });
+  const post = (url: string, body: unknown) => t.request({ method: 'POST', url, tenant: PLATFORM, body });
+  const login = (password: string) => post('/api/auth/login', { email: ANA.email, password });
+  /** Asks for a link and returns the token from the e-mail that arrives. */
+  const mailedToken = async (url: string, subject: string) => {
+    const before = smtp.messages.length;
+    expect((await post(url, { email: ANA.email })).body).toEqual({ ok: true, data: { sent: true } });
+    const mail = await smtp.waitForMessage((m) => smtp.messages.indexOf(m) >= before && m.subject === subject);
+    expect(mail.to).toEqual([ANA.email]);
+    const link = new URL(/https?:\/\/\S+/.exec(mail.text!)![0]);
+    expect(link.searchParams.get('tenant')).toBe(PLATFORM);
+    return link.searchParams.get('token')!;
+  };
+  const resetToken = () => mailedToken('/api/auth/forgot-password', 'Reset your password');
+  const magicToken = () => mailedToken('/api/auth/magic-link', 'Your sign-in link');
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    t = await startTestService({ clock, env: { SMTP_URL: smtp.url, IAM_PUBLIC_URL: 'https://console.iam.test/app' } });
+    await t.request({ method: 'POST', url: '/api/users', tenant: PLATFORM, token: await admin(), body: ANA });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  it('forgot-password answers the same for unknown and disabled accounts, and mails only real ones', async () => {
+    await t.request({ method: 'POST', url: '/api/users', tenant: PLATFORM, token: await admin(), body: { email: 'off@p.test', enabled: false } });
+    for (const email of ['nobody@p.test', 'off@p.test']) {
+      expect((await post('/api/auth/forgot-password', { email })).body).toEqual({ ok: true, data: { sent: true } });
+    }
+    await t.service.background.drain();
+    expect(smtp.messages).toEqual([]);
+    const token = await resetToken();
+    expect(token).toMatch(/^[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/);
+    const mail = smtp.messages.at(-1)!;
+    expect(mail.text).toContain('https://console.iam.test/app/reset-password?tenant=platform&token=');
+    const issued = await t.db.pool.query<{ data: object }>("select data from events where type = 'EmailLinkIssued'");
+    expect(JSON.stringify(issued.rows)).not.toContain(token.split('.')[1]);
+  });
+
+  it('resets once with a valid link: sessions end, a lockout lifts, old links die; forged, used and expired links fail', async () => {
+    const session = (await login(ANA.password)).body.data;
+    const stale = await resetToken();
+    const token = await resetToken();
+    await t.request({ method: 'PUT', url: '/api/realm-settings', tenant: PLATFORM, token: await admin(), body: { section: 'bruteForce', data: { lockoutThreshold: 1 } } });
+    expect((await login('wrong-Passw0rd')).status).toBe(423);
+
+    const reset = (value: string, newPassword = 'Reset-Passw0rd') => post('/api/auth/reset-password', { token: value, newPassword });
+    expect((await reset(token, 'weak')).status).toBe(400);
+    expect((await reset(token, ANA.password)).body.error.message).toBe('Password must differ from the last 5 passwords');
+    expect((await reset(token)).body).toEqual({ ok: true, data: { reset: true } });
+    const used = await reset(token, 'Other-Passw0rd');
+    expect([used.status, used.body.error.code]).toEqual([400, 'TOKEN_INVALID']);
+    expect((await reset(stale, 'Other-Passw0rd')).body.error.code).toBe('TOKEN_INVALID');
+    const forged = `${token.split('.')[0]}.${'A'.repeat(43)}`;
+    expect((await reset(forged, 'Other-Passw0rd')).body.error.code).toBe('TOKEN_INVALID');
+    expect((await reset('garbage', 'Other-Passw0rd')).body.error.code).toBe('TOKEN_INVALID');
+
+    const refreshed = await post('/api/auth/token', { grant_type: 'refresh_token', refresh_token: session.refreshToken });
+    expect(refreshed.body.error).toBe('invalid_grant');
+    expect((await login('Reset-Passw0rd')).status).toBe(200);
+    const changes = await t.db.pool.query<{ reason: string }>("select data->>'reason' as reason from events where type = 'UserPasswordChanged'");
+    expect(changes.rows.map((r) => r.reason)).toEqual(['reset']);
+
+    const late = await resetToken();
+    clock.advance(1801_000);
+    const expired = await reset(late, 'Later-Passw0rd');
+    expect([expired.status, expired.body.error.code]).toEqual([400, 'TOKEN_EXPIRED']);
+  });
+
+  it('a magic link signs in once; a reused or expired one fails; a locked account keeps its link unspent', async () => {
+    const verify = (token: string) => post('/api/auth/magic-link/verify', { token });
+    const token = await magicToken();
+    const signedIn = await verify(token);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.data).toMatchObject({ tokenType: 'Bearer', sessionId: expect.any(String) });
+    const claims = JSON.parse(Buffer.from(signedIn.body.data.accessToken.split('.')[1], 'base64url').toString());
+    expect(claims.amr).toEqual(['email']);
+    expect((await verify(token)).body.error.code).toBe('TOKEN_INVALID');
+    expect((await post('/api/auth/reset-password', { token: await magicToken(), newPassword: 'Magic-Passw0rd1' })).body.error.code).toBe('TOKEN_INVALID');
+
+    const expiring = await magicToken();
+    clock.advance(901_000);
+    expect((await verify(expiring)).body.error.code).toBe('TOKEN_EXPIRED');
+
+    const kept = await magicToken();
+    expect((await login('wrong-Passw0rd')).status).toBe(423);
+    expect((await verify(kept)).status).toBe(423);
+    await t.request({ method: 'POST', url: `/api/users/${claims.sub}/unlock`, tenant: PLATFORM, token: await admin() });
+    expect((await verify(kept)).status).toBe(200);
+  });
+
+  it('concurrent uses of one link: exactly one wins', async () => {
+    const token = await magicToken();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => post('/api/auth/magic-link/verify', { token })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400, 400]);
+  });
+});
