@@ -1,11 +1,20 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
-import { passwordLogin } from './modules/auth/login.ts';
+import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
+import { linkDelivery } from './modules/auth/link-delivery.ts';
+import { lockoutCommands } from './modules/auth/lockout.ts';
+import { authenticatedSessions, passwordLogin } from './modules/auth/login.ts';
+import { magicLinks } from './modules/auth/magic-link.ts';
+import { passwordFlows } from './modules/auth/password-flows.ts';
+import { signup } from './modules/auth/signup.ts';
+import { emailLinkCommands } from './modules/email-links/commands.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
 import { grantRegistry } from './modules/auth/token-endpoint.ts';
 import { sessionCommands } from './modules/sessions/commands.ts';
 import { sessionQueries } from './modules/sessions/queries.ts';
+import { SessionActivity } from './modules/sessions/activity.ts';
+import { SessionExpirySweep } from './modules/sessions/expiry-sweep.ts';
 import { registerSessionRoutes } from './modules/sessions/routes.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
@@ -23,12 +32,20 @@ import { userCommands } from './modules/users/commands.ts';
 import { assertPasswordPolicy, PasswordHasher } from './modules/users/passwords.ts';
 import { userQueries } from './modules/users/queries.ts';
 import { registerUserRoutes } from './modules/users/routes.ts';
+import { BackgroundTasks } from './platform/background-tasks.ts';
+import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
+import { openEventBus } from './platform/bus/open.ts';
+import { EventRelay } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import { AppError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
+import { openMailer } from './platform/mail/open.ts';
+import type { Mailer } from './platform/mail/port.ts';
+import { rateLimitsFromConfig } from './platform/http/rate-limit/from-config.ts';
+import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
@@ -44,6 +61,8 @@ export interface Infrastructure {
   store: EventStore;
   clock: Clock;
   masterKey: string;
+  /** Defaults to SMTP_URL's server, or the log. */
+  mailer?: Mailer;
   /** Override argon2 cost (benchmarks and tests of other concerns may lower it). */
   hasher?: PasswordHasher;
 }
@@ -57,6 +76,14 @@ export async function buildService(infra: Infrastructure) {
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
+  // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
+  const bus = await openEventBus(config, logger);
+  const topic = config.KAFKA_TOPIC;
+  registerConsumerLag(metrics, bus, logger);
+  const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
+  const relay = config.IAM_RELAY_ENABLED
+    ? new EventRelay({ store, bus, database: pool.options, topic, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
+    : null;
 
   const secretBox = new SecretBox(infra.masterKey);
   const keyRing = new KeyRing({ store, clock, secretBox }, config.IAM_JWT_ALG, platformTenant ?? 'platform');
@@ -80,7 +107,16 @@ export async function buildService(infra: Infrastructure) {
 
   const sessionReads = sessionQueries(pool, () => clock.now());
   const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
-  const login = passwordLogin({ ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const sessionSweep = new SessionExpirySweep({ ...sessions, logger, intervalMs: config.SESSION_SWEEP_INTERVAL_S * 1000 });
+  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites };
+  const login = passwordLogin(loginDeps);
+  const authenticate = authenticatedSessions(loginDeps);
+  const background = new BackgroundTasks(logger);
+  const links = emailLinkCommands(commandDeps);
+  const mailer = infra.mailer ?? openMailer(config, logger);
+  const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
+  const lockout = lockoutCommands(commandDeps);
+  const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
 
   const firstAdmin = {
@@ -91,15 +127,26 @@ export async function buildService(infra: Infrastructure) {
     },
   };
 
-  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, issuer: config.IAM_ISSUER, version: VERSION });
-  app.decorate('authenticator', tokenAuthenticator(tokens, pool));
+  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION });
+  const activity = new SessionActivity({ commands: sessions.commands, background, clock });
+  app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
+  // Before tenant resolution: a flood is turned away before it costs a query.
+  if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites });
   registerUserRoutes(app, { ...users, readYourWrites });
-  registerAuthRoutes(app, { login, grants, sessions: sessions.commands, readYourWrites });
+  registerAuthRoutes(app, {
+    login,
+    signup: signup({ store, users: users.commands, settings, authenticate }),
+    grants,
+    sessions: sessions.commands,
+    users: users.queries,
+    readYourWrites,
+  });
+  registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout, readYourWrites });
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
 
@@ -124,15 +171,29 @@ export async function buildService(infra: Infrastructure) {
     runner,
     keyRing,
     tokens,
+    sessionSweep,
+    /** Work started by requests but not awaited by them (e-mails); tests drain it. */
+    background,
+    /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
+    bus,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
+      await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
+      relay?.start();
       await bootstrap();
+      sessionSweep.start();
       await app.ready();
     },
     async stop(): Promise<void> {
       await app.close();
+      await background.drain();
+      await sessionSweep.stop();
+      await mailer.close();
+      await relay?.stop();
       await runner.stop();
+      // Flushes publishes in flight and commits the consumers' offsets.
+      await bus.close();
     },
   };
 }

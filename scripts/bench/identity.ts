@@ -5,64 +5,28 @@
  * Usage: npm run bench:identity [-- --users 100000]
  */
 import { hash } from '@node-rs/argon2';
-import pino from 'pino';
-import { buildService } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
 import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { reservationStreamId } from '../../src/platform/commands/reservations.ts';
-import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
 import { newId } from '../../src/platform/ids.ts';
-import { benchDatabase, fmt, percentile } from './support.ts';
+import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { fmt } from './support.ts';
 
 const flag = process.argv.indexOf('--users');
 const USERS = flag > 0 ? Number(process.argv[flag + 1]) : 100_000;
-const PASSWORD = 'Bench-Passw0rd';
-
-async function timed<T>(count: number, concurrency: number, task: (i: number) => Promise<T>) {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t0 = performance.now();
-        await task(i);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { perSecond: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
+const PASSWORD = BENCH_ADMIN.password;
 
 async function main(): Promise<void> {
-  const db = await benchDatabase();
-  const config = loadConfig({ DATABASE_URL: db.url, IAM_BOOTSTRAP_TENANT: 'platform', IAM_BOOTSTRAP_ADMIN_EMAIL: 'root@bench.test', IAM_BOOTSTRAP_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn', SUBSCRIPTION_POLL_MS: '200' });
-  const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
-  const service = await buildService({ config, logger: pino({ level: 'warn' }), pool: db.pool, store, clock: systemClock, masterKey: 'bench' });
-  await service.start();
-  const inject = async (method: string, url: string, body?: unknown, token?: string) => {
-    const response = await service.app.inject({
-      method: method as 'GET',
-      url,
-      headers: { 'x-tenant': 'platform', 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      ...(body ? { payload: JSON.stringify(body) } : {}),
-    });
-    if (response.statusCode >= 400) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
-    return JSON.parse(response.body);
-  };
+  const { inject, store, service, close } = await benchService();
   console.log(`identity benchmark (node ${process.version}, argon2id m=${OWASP_ARGON2ID.memoryCost} t=${OWASP_ARGON2ID.timeCost} p=${OWASP_ARGON2ID.parallelism}), in-process HTTP (fastify inject)`);
 
   const hashes = await timed(200, 4, () => hash(PASSWORD, OWASP_ARGON2ID));
   console.log(`raw argon2id hashes:  ${fmt(hashes.perSecond, 1)}/s (4 concurrent)`);
-  const logins = await timed(200, 4, () => inject('POST', '/api/auth/login', { email: 'root@bench.test', password: PASSWORD }));
+  const logins = await timed(200, 4, () => inject('POST', '/api/auth/login', BENCH_ADMIN));
   console.log(`password logins:      ${fmt(logins.perSecond, 1)}/s, p50 ${fmt(logins.p50, 1)} ms, p99 ${fmt(logins.p99, 1)} ms -> ${fmt((logins.perSecond / hashes.perSecond) * 100)}% of raw hashing`);
 
-  const admin = (await inject('POST', '/api/auth/login', { email: 'root@bench.test', password: PASSWORD })).data.accessToken;
+  const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken;
   const creates = await timed(1000, 8, (i) => inject('POST', '/api/users', { email: `created${i}@bench.test`, firstName: 'Created' }, admin));
   console.log(`user creations (no password, read-your-writes): ${fmt(creates.perSecond)}/s, p50 ${fmt(creates.p50, 1)} ms, p99 ${fmt(creates.p99, 1)} ms`);
   const withPassword = await timed(200, 4, (i) => inject('POST', '/api/users', { email: `pw${i}@bench.test`, password: PASSWORD }, admin));
@@ -97,9 +61,7 @@ async function main(): Promise<void> {
   }
   const page = await timed(100, 1, () => inject('GET', '/api/users?page=50&limit=100', undefined, admin));
   console.log(`GET /api/users?page=50&limit=100 p50 ${fmt(page.p50, 1)} ms, p99 ${fmt(page.p99, 1)} ms`);
-  await service.stop();
-  await store.close();
-  await db.close();
+  await close();
 }
 
 main().catch((error: unknown) => {

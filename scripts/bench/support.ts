@@ -8,9 +8,11 @@ import { createPool, type Pool } from '../../src/platform/db/pool.ts';
 
 /** A fresh, migrated database for one benchmark run: DATABASE_URL's server, or an embedded one. */
 export async function benchDatabase(): Promise<{ pool: Pool; url: string; close(): Promise<void> }> {
+  // Another port lets two benchmarks run side by side.
+  const port = Number(process.env.BENCH_POSTGRES_PORT ?? 54349);
   const embedded = process.env.DATABASE_URL
     ? null
-    : await startEmbeddedPostgres({ dataDir: path.resolve('.tmp/bench'), port: 54349, database: 'postgres', logger: pino({ level: 'warn' }) });
+    : await startEmbeddedPostgres({ dataDir: path.resolve(`.tmp/bench-${port}`), port, database: 'postgres', logger: pino({ level: 'warn' }) });
   const adminUrl = process.env.DATABASE_URL ?? embedded!.url;
   const name = `bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
