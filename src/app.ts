@@ -10,6 +10,7 @@ import { passwordFlows } from './modules/auth/password-flows.ts';
 import { signup } from './modules/auth/signup.ts';
 import { emailLinkCommands } from './modules/email-links/commands.ts';
 import { registerAuthRoutes } from './modules/auth/routes.ts';
+import { fgaModule, registerFgaRoutes } from './modules/fga/module.ts';
 import { grantRegistry } from './modules/auth/token-endpoint.ts';
 import { sessionCommands } from './modules/sessions/commands.ts';
 import { sessionQueries } from './modules/sessions/queries.ts';
@@ -118,6 +119,7 @@ export async function buildService(infra: Infrastructure) {
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
+  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
@@ -149,6 +151,7 @@ export async function buildService(infra: Infrastructure) {
   registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout, readYourWrites });
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
+  registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
 
   const ignoring = (code: string) => (error: unknown) => {
     if (!(error instanceof AppError && error.code === code)) throw error;
@@ -174,11 +177,13 @@ export async function buildService(infra: Infrastructure) {
     sessionSweep,
     /** Work started by requests but not awaited by them (e-mails); tests drain it. */
     background,
+    fga,
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
+      await fga.start();
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
       relay?.start();
       await bootstrap();
@@ -191,6 +196,7 @@ export async function buildService(infra: Infrastructure) {
       await sessionSweep.stop();
       await mailer.close();
       await relay?.stop();
+      await fga.stop();
       await runner.stop();
       // Flushes publishes in flight and commits the consumers' offsets.
       await bus.close();

@@ -8,89 +8,13 @@ import { AuthorizationEngine } from '../../src/modules/fga/engine/authorization-
 import { MemoryTupleStore } from '../../src/modules/fga/engine/memory-tuple-store.ts';
 import { compileModel } from '../../src/modules/fga/model.ts';
 import { parseTuple } from '../../src/modules/fga/tuple.ts';
-
-const MODEL = `
-model
-  schema 1.1
-type user
-type group
-  relations
-    define member: [user, group#member]
-type folder
-  relations
-    define parent: [folder]
-    define owner: [user]
-    define editor: [user, group#member] or owner or editor from parent
-    define viewer: [user, user:*, group#member] or editor or viewer from parent
-type document
-  relations
-    define parent: [folder]
-    define owner: [user]
-    define editor: [user, group#member] or owner or editor from parent
-    define viewer: [user, user:*, group#member] or editor or viewer from parent
-`;
-
-const USERS = 20_000;
-const GROUPS = 2_000;
-const FOLDERS = 10_000;
-const DOCUMENTS = 200_000;
-
-// Deterministic pseudo-random numbers (mulberry32), so runs are comparable.
-let seed = 42;
-function random(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pick = (n: number): number => Math.floor(random() * n);
+import { aliceDocument, DOCUMENTS, DRIVE_MODEL, driveTuples, pick, USERS, viewerCheck } from './drive-dataset.ts';
 
 function buildStore(): MemoryTupleStore {
   const store = new MemoryTupleStore();
-  const add = (text: string) => store.add(parseTuple(text));
-  for (let g = 0; g < GROUPS; g += 1) {
-    for (let m = 0; m < 40; m += 1) add(`group:g${g}#member@user:u${pick(USERS)}`);
-    // A quarter of the groups are nested in a group with a lower number (no cycles, depth ~3).
-    if (g > 100 && g % 4 === 0) add(`group:g${pick(g)}#member@group:g${g}#member`);
-  }
-  for (let f = 0; f < FOLDERS; f += 1) {
-    // Each folder below the 100 roots has a parent with a lower number: trees ~9 levels deep.
-    if (f >= 100) add(`folder:f${f}#parent@folder:f${pick(f)}`);
-    add(`folder:f${f}#owner@user:u${pick(USERS)}`);
-    add(`folder:f${f}#viewer@group:g${pick(GROUPS)}#member`);
-    if (f % 3 === 0) add(`folder:f${f}#editor@group:g${pick(GROUPS)}#member`);
-  }
-  for (let d = 0; d < DOCUMENTS; d += 1) {
-    add(`document:d${d}#parent@folder:f${pick(FOLDERS)}`);
-    add(`document:d${d}#owner@user:u${pick(USERS)}`);
-    add(`document:d${d}#viewer@user:u${pick(USERS)}`);
-    add(`document:d${d}#viewer@user:u${pick(USERS)}`);
-    if (d % 2 === 0) add(`document:d${d}#editor@user:u${pick(USERS)}`);
-    if (d % 2000 === 0) add(`document:d${d}#viewer@user:*`);
-  }
-  // alice sees exactly 1,000 documents: 880 under her team's folder tree (root > 8 folders > 10
-  // folders each > 11 documents each), 20 shared with her directly and the 100 public ones.
-  add('group:alice-team#member@user:alice');
-  add('group:alice-org#member@group:alice-team#member');
-  add('folder:alice-root#viewer@group:alice-org#member');
-  for (let s = 0; s < 8; s += 1) {
-    add(`folder:alice-sub${s}#parent@folder:alice-root`);
-    for (let t = 0; t < 10; t += 1) {
-      add(`folder:alice-sub${s}-${t}#parent@folder:alice-sub${s}`);
-      for (let d = 0; d < 11; d += 1) add(`document:alice-doc${s}-${t}-${d}#parent@folder:alice-sub${s}-${t}`);
-    }
-  }
-  for (let d = 0; d < 20; d += 1) add(`document:alice-direct${d}#viewer@user:alice`);
+  driveTuples((text) => store.add(parseTuple(text)));
   return store;
 }
-
-const viewerCheck = (user: string, document: string): CheckRequest => ({
-  objectType: 'document',
-  objectId: document,
-  relation: 'viewer',
-  subjectType: 'user',
-  subjectId: user,
-});
 
 async function measureChecks(engine: AuthorizationEngine, label: string, requests: CheckRequest[]): Promise<void> {
   let allowed = 0;
@@ -101,7 +25,7 @@ async function measureChecks(engine: AuthorizationEngine, label: string, request
 }
 
 async function main(): Promise<void> {
-  const { typesystem } = compileModel(MODEL);
+  const { typesystem } = compileModel(DRIVE_MODEL);
   const building = performance.now();
   const store = buildStore();
   const buildMs = Math.round(performance.now() - building);
@@ -116,9 +40,7 @@ async function main(): Promise<void> {
     const [viewer] = store.readSubjectIds(query);
     return viewerCheck(viewer ?? 'u0', document);
   });
-  const inherited = Array.from({ length: 20_000 }, () =>
-    viewerCheck('alice', `alice-doc${pick(8)}-${pick(10)}-${pick(11)}`),
-  );
+  const inherited = Array.from({ length: 20_000 }, () => viewerCheck('alice', aliceDocument()));
 
   await measureChecks(engine, 'warm-up', randomChecks.slice(0, 2_000));
   await measureChecks(engine, 'random user x random document (mostly denied: walks every path)', randomChecks);

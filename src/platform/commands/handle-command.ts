@@ -22,11 +22,11 @@ export interface CommandDeps {
 }
 
 /** Hot streams (one account logging in from many devices) may need a few rounds under contention. */
-const MAX_ATTEMPTS = 10;
+export const MAX_ATTEMPTS = 10;
 
 const streamQueue = new KeyedMutex();
 
-const jitter = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
+export const jitter = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
 
 export function toNewEvents(events: DomainEvent[], context: CommandContext, clock: Clock): NewEvent[] {
   const occurredAt = clock.now().toISOString();

@@ -57,4 +57,20 @@ describe('MemoryTupleStore', () => {
     const query = { objectType: 'document', objectId: '1', relation: 'viewer', subjectType: 'user' };
     expect([...store.readSubjectIds(query)]).toEqual(['*']);
   });
+
+  it('keeps a lone id and a set of ids alike through adds and removes', () => {
+    const store = new MemoryTupleStore();
+    const on = { objectType: 'document', objectId: '9', relation: 'viewer', subjectType: 'user' };
+    const viewers = () => [...store.readSubjectIds(on)].sort();
+    expect(store.add(parseTuple('document:9#viewer@user:ann'))).toBe(true);
+    expect(store.remove(parseTuple('document:9#viewer@user:bob'))).toBe(false);
+    expect(store.add(parseTuple('document:9#viewer@user:bob'))).toBe(true);
+    expect(viewers()).toEqual(['ann', 'bob']);
+    expect(store.remove(parseTuple('document:9#viewer@user:ann'))).toBe(true);
+    expect(viewers()).toEqual(['bob']);
+    expect(store.hasTuple(parseTuple('document:9#viewer@user:bob'))).toBe(true);
+    expect(store.add(parseTuple('document:9#viewer@user:bob'))).toBe(false);
+    expect(store.remove(parseTuple('document:9#viewer@user:bob'))).toBe(true);
+    expect([viewers(), store.size, [...store.tuples()]]).toEqual([[], 0, []]);
+  });
 });

