@@ -2,13 +2,20 @@ import type { Queryable } from '../db/pool.ts';
 
 /** The relay's checkpoint of `topic`: the last position the bus acknowledged (0 before the first). */
 export async function ensureRelayCheckpoint(db: Queryable, topic: string): Promise<bigint> {
+  // Read first: a relay taking over an existing checkpoint writes nothing before its first batch.
+  const existing = await findRelayCheckpoint(db, topic);
+  if (existing !== null) return existing;
   await db.query('insert into relay_checkpoints (topic) values ($1) on conflict (topic) do nothing', [topic]);
   return readRelayCheckpoint(db, topic);
 }
 
-export async function readRelayCheckpoint(db: Queryable, topic: string): Promise<bigint> {
+async function findRelayCheckpoint(db: Queryable, topic: string): Promise<bigint | null> {
   const { rows } = await db.query<{ position: string }>('select position from relay_checkpoints where topic = $1', [topic]);
-  return BigInt(rows[0]?.position ?? 0);
+  return rows[0] ? BigInt(rows[0].position) : null;
+}
+
+export async function readRelayCheckpoint(db: Queryable, topic: string): Promise<bigint> {
+  return (await findRelayCheckpoint(db, topic)) ?? 0n;
 }
 
 export async function saveRelayCheckpoint(db: Queryable, topic: string, position: bigint): Promise<void> {
