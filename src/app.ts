@@ -142,7 +142,7 @@ export async function buildService(infra: Infrastructure) {
   registerUserRoutes(app, { ...users, readYourWrites });
   registerAuthRoutes(app, {
     login,
-    signup: signup({ store, users: users.commands, settings, authenticate }),
+    signup: signup({ users: users.commands, settings, authenticate }),
     grants,
     sessions: sessions.commands,
     users: users.queries,

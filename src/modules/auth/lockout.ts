@@ -1,10 +1,9 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { fold } from '../../platform/commands/decider.ts';
-import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { decideAppend, handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { loadUser } from '../users/load.ts';
-import { loginStreamId, type AccountUnlockReason, type LoginEvent } from './events.ts';
+import { loginStreamId, type AccountUnlockReason } from './events.ts';
 import { loginDecider } from './login-decider.ts';
 
 /** Lifting a lockout: by an administrator, or as part of a password reset. */
@@ -18,11 +17,8 @@ export function lockoutCommands(deps: CommandDeps) {
 
     /** The append that unlocks an account (none when it is not locked), for an atomic password reset. */
     async unlockAppends(tenant: string, userId: string, context: CommandContext): Promise<StreamAppend[]> {
-      const streamId = loginStreamId(tenant, userId);
-      const recorded = await deps.store.readStream(streamId);
-      const events = loginDecider.decide(command(userId, 'password_reset'), fold(loginDecider, recorded as unknown as LoginEvent[]));
-      if (events.length === 0) return [];
-      return [{ streamId, expectedRevision: recorded.at(-1)!.revision, events: toNewEvents(events, context, deps.clock) }];
+      const { append } = await decideAppend(deps, loginDecider, loginStreamId(tenant, userId), command(userId, 'password_reset'), context);
+      return append ? [append] : [];
     },
   };
 }

@@ -1,21 +1,18 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { AppError } from '../../platform/errors.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
 import type { CreateUserInput, UserCommands } from '../users/commands.ts';
-import { loadUser } from '../users/load.ts';
 import type { AuthenticateUser } from './login.ts';
 
 export type SignupInput = Pick<CreateUserInput, 'email' | 'username' | 'firstName' | 'lastName'> & { password: string };
 
 /** Self-service registration (decisions.md, Logging in): a `user`-role account, signed in at once. */
-export function signup(deps: { store: EventStore; users: UserCommands; settings: SettingsProvider; authenticate: AuthenticateUser }) {
+export function signup(deps: { users: UserCommands; settings: SettingsProvider; authenticate: AuthenticateUser }) {
   return async function register(tenant: string, input: SignupInput, context: CommandContext) {
     const { settings } = await deps.settings.nested(tenant);
     if (!settings.general.allowSignup) throw new AppError('SIGNUP_DISABLED', 403, 'Self-service signup is disabled in this tenant');
-    const { userId } = await deps.users.create(tenant, { ...input, roles: undefined, origin: 'signup' }, context);
-    const user = await loadUser(deps.store, tenant, userId);
-    if (user.status !== 'active') throw new Error(`User ${userId} vanished right after signup`);
+    const { userId, user } = await deps.users.create(tenant, { ...input, roles: undefined, origin: 'signup' }, context);
+    if (user.status !== 'active') throw new Error(`CreateUser left user ${userId} ${user.status}`);
     const { tokens, position } = await deps.authenticate(tenant, user, { method: 'signup', passwordMatches: true, amr: ['pwd'] }, { ...context, actor: userId });
     return { userId, tokens, position };
   };

@@ -1,12 +1,11 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { fold } from '../../platform/commands/decider.ts';
-import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { decideAppend, handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platform/crypto/opaque-tokens.ts';
 import { WrongExpectedVersionError } from '../../platform/eventstore/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import { emailLinkDecider, invalidLink } from './decider.ts';
-import { EMAIL_LINK_LIFETIME_SECONDS, emailLinkStreamId, type EmailLinkEvent, type EmailLinkIssued, type EmailLinkPurpose } from './events.ts';
+import { EMAIL_LINK_LIFETIME_SECONDS, emailLinkStreamId, type EmailLinkIssued, type EmailLinkPurpose } from './events.ts';
 
 export function emailLinkCommands(deps: CommandDeps) {
   return {
@@ -27,13 +26,11 @@ export function emailLinkCommands(deps: CommandDeps) {
     async use(tenant: string, token: string, purpose: EmailLinkPurpose, context: CommandContext): Promise<{ link: EmailLinkIssued['data']; append: StreamAppend }> {
       const parsed = parseOpaqueToken(token);
       if (!parsed) throw invalidLink();
-      const streamId = emailLinkStreamId(tenant, parsed.id);
-      const recorded = await deps.store.readStream(streamId);
-      const state = fold(emailLinkDecider, recorded as unknown as EmailLinkEvent[]);
       const command = { type: 'UseEmailLink' as const, presentedHash: hashOpaqueSecret(parsed.secret), purpose, now: deps.clock.now().toISOString() };
-      const events = emailLinkDecider.decide(command, state);
-      if (state.status !== 'issued') throw invalidLink();
-      return { link: state.link, append: { streamId, expectedRevision: recorded.at(-1)!.revision, events: toNewEvents(events, context, deps.clock) } };
+      const { state, append } = await decideAppend(deps, emailLinkDecider, emailLinkStreamId(tenant, parsed.id), command, context);
+      // The decider throws for anything but an issued link; this narrows the types.
+      if (state.status !== 'issued' || !append) throw invalidLink();
+      return { link: state.link, append };
     },
   };
 }

@@ -1,21 +1,17 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { fold } from '../../platform/commands/decider.ts';
-import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { decideAppend, handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import type { SecuritySettings } from '../settings/defaults.ts';
 import { invalidGrant, sessionDecider } from './decider.ts';
-import { sessionStreamId, type SessionEvent, type SessionRevokeReason, type SessionStarted } from './events.ts';
+import { sessionStreamId, type SessionRevokeReason, type SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';
 import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platform/crypto/opaque-tokens.ts';
 
 export function sessionCommands(deps: CommandDeps & { queries: SessionQueries }) {
   const revokeAppend = async (tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext): Promise<StreamAppend[]> => {
-    const streamId = sessionStreamId(tenant, sessionId);
-    const recorded = await deps.store.readStream(streamId);
-    const events = sessionDecider.decide({ type: 'RevokeSession', reason }, fold(sessionDecider, recorded as unknown as SessionEvent[]));
-    if (events.length === 0) return [];
-    return [{ streamId, expectedRevision: recorded.at(-1)!.revision, events: toNewEvents(events, context, deps.clock) }];
+    const { append } = await decideAppend(deps, sessionDecider, sessionStreamId(tenant, sessionId), { type: 'RevokeSession', reason }, context);
+    return append ? [append] : [];
   };
 
   return {

@@ -82,7 +82,7 @@ export function userCommands(deps: UserCommandDeps) {
         ...(await claimReservation(deps, emailReservation(tenant, input.email, userId), context)),
         ...(input.username ? await claimReservation(deps, usernameReservation(tenant, input.username, userId), context) : []),
       ]);
-      return { userId, position: result.position };
+      return { userId, position: result.position, user: result.state };
     },
 
     update(tenant: string, userId: string, changes: Partial<UserProfile> & { enabled?: boolean | undefined }, context: CommandContext) {

@@ -61,13 +61,9 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
 ): Promise<CommandResult<State, Event>> {
   return streamQueue.run(streamId, async () => {
     for (let attempt = 1; ; attempt += 1) {
-      const recorded = await deps.store.readStream(streamId);
-      const state = fold(decider, recorded as unknown as Event[]);
-      const events = decider.decide(command, state);
-      if (events.length === 0) return { state, events, position: 0n };
-      const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+      const { state, events, append: own } = await decideAppend(deps, decider, streamId, command, context);
+      if (!own) return { state, events, position: 0n };
       try {
-        const own: StreamAppend = { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) };
         const extra = sideAppends ? await sideAppends(events, state) : [];
         const results = await deps.store.appendMulti([own, ...extra]);
         return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results) };
@@ -78,6 +74,25 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
       }
     }
   });
+}
+
+/**
+ * Loads a stream and decides a command on it without appending: the append (null when nothing
+ * changes), expecting the revision read, for the caller to commit, possibly with other streams.
+ */
+export async function decideAppend<State, Command, Event extends DomainEvent>(
+  deps: CommandDeps,
+  decider: Decider<State, Command, Event>,
+  streamId: string,
+  command: Command,
+  context: CommandContext,
+): Promise<{ state: State; events: Event[]; append: StreamAppend | null }> {
+  const recorded = await deps.store.readStream(streamId);
+  const state = fold(decider, recorded as unknown as Event[]);
+  const events = decider.decide(command, state);
+  if (events.length === 0) return { state, events, append: null };
+  const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+  return { state, events, append: { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) } };
 }
 
 /** The highest global position among append results: what read-your-writes waits for. */
