@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { openBus, openMailerFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -35,7 +36,6 @@ import { userQueries } from './modules/users/queries.ts';
 import { registerUserRoutes } from './modules/users/routes.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
-import { openEventBus } from './platform/bus/open.ts';
 import { EventRelay } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
@@ -43,9 +43,7 @@ import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import { AppError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
-import { openMailer } from './platform/mail/open.ts';
 import type { Mailer } from './platform/mail/port.ts';
-import { rateLimitsFromConfig } from './platform/http/rate-limit/from-config.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
@@ -78,7 +76,7 @@ export async function buildService(infra: Infrastructure) {
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
   // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
-  const bus = await openEventBus(config, logger);
+  const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   registerConsumerLag(metrics, bus, logger);
   const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
@@ -114,7 +112,7 @@ export async function buildService(infra: Infrastructure) {
   const authenticate = authenticatedSessions(loginDeps);
   const background = new BackgroundTasks(logger);
   const links = emailLinkCommands(commandDeps);
-  const mailer = infra.mailer ?? openMailer(config, logger);
+  const mailer = infra.mailer ?? openMailerFromConfig(config, logger);
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });

@@ -1,10 +1,10 @@
 import pino from 'pino';
-import { buildService } from './app.ts';
 import { loadConfig } from './config.ts';
 import { systemClock } from './platform/clock.ts';
+import { KeyRing } from './modules/keys/key-ring.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
-import { openDatabase } from './platform/db/open.ts';
-import { openEventStore } from './platform/eventstore/open.ts';
+import { SecretBox } from './platform/crypto/secret-box.ts';
+import { openStorage } from './infrastructure.ts';
 import { rebuildProjection } from './platform/projections/rebuild.ts';
 import { allProjections } from './projections.ts';
 
@@ -18,8 +18,8 @@ async function main(argv: string[]): Promise<number> {
   const [command, argument] = argv;
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL });
-  const database = await openDatabase(config, logger);
-  const store = await openEventStore(config, database.pool);
+  const storage = await openStorage(config, logger);
+  const { pool, store } = storage;
   try {
     switch (command) {
       case 'projections:rebuild': {
@@ -30,16 +30,18 @@ async function main(argv: string[]): Promise<number> {
         }
         for (const projection of selected) {
           const started = Date.now();
-          await rebuildProjection(projection, store, database.pool, logger);
+          await rebuildProjection(projection, store, pool, logger);
           console.log(`rebuilt ${projection.name} in ${Date.now() - started} ms`);
         }
         return 0;
       }
       case 'keys:rotate': {
         const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
-        const service = await buildService({ config, logger, pool: database.pool, store, clock: systemClock, masterKey });
-        await service.keyRing.start();
-        console.log(`new signing key ${await service.keyRing.rotate('cli')}`);
+        // Only the key ring: rotating a key needs no HTTP server, projections or relay.
+        const secretBox = new SecretBox(masterKey);
+        const keyRing = new KeyRing({ store, clock: systemClock, secretBox }, config.IAM_JWT_ALG, config.IAM_BOOTSTRAP_TENANT ?? 'platform');
+        await keyRing.start();
+        console.log(`new signing key ${await keyRing.rotate('cli')}`);
         return 0;
       }
       default:
@@ -47,8 +49,7 @@ async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } finally {
-    await store.close();
-    await database.close();
+    await storage.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StartupError } from './platform/process-lifecycle.ts';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -88,7 +89,7 @@ const configSchema = z
 
 export type Config = z.infer<typeof configSchema>;
 
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   constructor(readonly issues: string[]) {
     super(`Invalid configuration:\n  ${issues.join('\n  ')}`);
     this.name = 'ConfigError';

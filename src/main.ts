@@ -3,11 +3,10 @@ import { buildService } from './app.ts';
 import { loadConfig } from './config.ts';
 import { systemClock } from './platform/clock.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
-import { openDatabase } from './platform/db/open.ts';
-import { openEventStore } from './platform/eventstore/open.ts';
+import { openStorage } from './infrastructure.ts';
 import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
 
-let closeDatabase: (() => Promise<void>) | null = null;
+let closeStorage: (() => Promise<void>) | null = null;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -15,19 +14,18 @@ async function main(): Promise<void> {
     level: config.LOG_LEVEL,
     redact: { paths: ['req.headers.authorization', '*.password', '*.token', '*.secret'], censor: '[REDACTED]' },
   });
-  const database = await openDatabase(config, logger);
-  closeDatabase = () => database.close();
-  const store = await openEventStore(config, database.pool);
+  const storage = await openStorage(config, logger);
+  closeStorage = () => storage.close();
+  const { pool, store } = storage;
   const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
-  const service = await buildService({ config, logger, pool: database.pool, store, clock: systemClock, masterKey });
+  const service = await buildService({ config, logger, pool, store, clock: systemClock, masterKey });
   await service.start();
   await service.app.listen({ port: config.PORT, host: config.HOST });
 
   stopOnSignal(logger, async () => {
     await service.stop();
-    await store.close();
-    await database.close();
+    await storage.close();
   });
 }
 
-main().catch((error: unknown) => exitAfterFailedStart(error, closeDatabase));
+main().catch((error: unknown) => exitAfterFailedStart(error, closeStorage));

@@ -1,15 +1,13 @@
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
-import { openEventBus } from './platform/bus/open.ts';
 import { EventRelay } from './platform/bus/relay.ts';
-import { openDatabase } from './platform/db/open.ts';
-import { openEventStore } from './platform/eventstore/open.ts';
+import { openBus, openStorage } from './infrastructure.ts';
 import { serveMetrics } from './platform/metrics-server.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
 
-let closeDatabase: (() => Promise<void>) | null = null;
+let closeStorage: (() => Promise<void>) | null = null;
 
 /**
  * The relay as a process of its own (`npm run relay`), beside service instances started with
@@ -22,15 +20,15 @@ async function main(): Promise<void> {
     throw new ConfigError(['KAFKA_BROKERS: required by the relay process (the in-process bus exists only inside the service)']);
   }
   const logger = pino({ level: config.LOG_LEVEL }).child({ component: 'relay' });
-  const database = await openDatabase(config, logger);
-  closeDatabase = () => database.close();
-  const store = await openEventStore(config, database.pool);
-  const bus = await openEventBus(config, logger);
+  const storage = await openStorage(config, logger);
+  closeStorage = () => storage.close();
+  const { pool, store } = storage;
+  const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
   const metrics = createMetrics();
-  const relayMetrics = registerRelayMetrics(metrics, database.pool, store, topic);
-  const relay = new EventRelay({ store, bus, database: database.pool.options, topic, logger, metrics: relayMetrics });
+  const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
+  const relay = new EventRelay({ store, bus, database: pool.options, topic, logger, metrics: relayMetrics });
   relay.start();
   const metricsServer = config.IAM_RELAY_METRICS_PORT
     ? await serveMetrics(metrics.registry, config.IAM_RELAY_METRICS_PORT, config.HOST)
@@ -42,9 +40,8 @@ async function main(): Promise<void> {
     await relay.stop();
     await bus.close();
     metricsServer?.close();
-    await store.close();
-    await database.close();
+    await storage.close();
   });
 }
 
-main().catch((error: unknown) => exitAfterFailedStart(error, closeDatabase));
+main().catch((error: unknown) => exitAfterFailedStart(error, closeStorage));

@@ -1,13 +1,19 @@
-import type { Config } from '../../config.ts';
 import type { Pool } from '../db/pool.ts';
 import type { EventStore } from './port.ts';
 import { PostgresEventStore } from './postgres.ts';
 
-/** The PostgreSQL store by default; KurrentDB when KURRENTDB_CONNECTION_STRING is set. */
-export async function openEventStore(config: Config, pool: Pool): Promise<EventStore> {
-  if (config.KURRENTDB_CONNECTION_STRING) {
+export interface EventStoreSettings {
+  /** KurrentDB instead of the PostgreSQL store when set. */
+  kurrentdbConnectionString?: string;
+  /** Fallback poll of PostgreSQL subscribers when no notification arrives. */
+  pollIntervalMs: number;
+}
+
+/** The PostgreSQL store by default; KurrentDB when a connection string is given. */
+export async function openEventStore(settings: EventStoreSettings, pool: Pool): Promise<EventStore> {
+  if (settings.kurrentdbConnectionString) {
     const { KurrentEventStore } = await import('./kurrentdb.ts');
-    return KurrentEventStore.connect(config.KURRENTDB_CONNECTION_STRING);
+    return KurrentEventStore.connect(settings.kurrentdbConnectionString);
   }
-  return new PostgresEventStore(pool, { pollIntervalMs: config.SUBSCRIPTION_POLL_MS });
+  return new PostgresEventStore(pool, { pollIntervalMs: settings.pollIntervalMs });
 }

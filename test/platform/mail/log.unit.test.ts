@@ -31,7 +31,7 @@ describe('log mailer', () => {
 
   it('is what openMailer gives without SMTP_URL, with a warning that nothing is sent', async () => {
     const { logger, lines } = capturingLogger('info');
-    const mailer = openMailer({ SMTP_URL: undefined, SMTP_FROM: 'IAM <no-reply@iam.test>' }, logger);
+    const mailer = openMailer({ from: 'IAM <no-reply@iam.test>' }, logger);
     await mailer.send(message);
     await mailer.close();
     expect(lines.map((line) => [line.level, line.component, line.to])).toEqual([

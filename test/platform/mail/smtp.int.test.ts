@@ -70,7 +70,7 @@ describe('SMTP mailer', () => {
   });
 
   it('openMailer sends through SMTP when SMTP_URL is set', async () => {
-    const opened = openMailer({ SMTP_URL: smtp.url, SMTP_FROM: 'Opened <opened@iam.test>' }, pino({ level: 'silent' }));
+    const opened = openMailer({ smtpUrl: smtp.url, from: 'Opened <opened@iam.test>' }, pino({ level: 'silent' }));
     await opened.send({ to: 'opened@example.test', subject: 'Opened', text: 'x' });
     expect((await smtp.waitForMessage((m) => m.subject === 'Opened')).from).toBe('opened@iam.test');
     await opened.close();

@@ -1,5 +1,3 @@
-import type { Config } from '../../../config.ts';
-
 /** The spec's four tiers (Limits, rate limiting). */
 export type TierName = 'auth' | 'sensitive' | 'api' | 'public';
 
@@ -75,13 +73,13 @@ export function ruleFor(method: string, path: string): RouteRule | undefined {
   return ROUTE_RULES.find((rule) => matches(rule, method, normalized));
 }
 
-/** Limits and windows of each tier from the environment (RATE_LIMIT_*). */
-export function tiersFromConfig(config: Config): Tiers {
-  const tier = (name: TierName, max: number, windowSeconds: number, keys: KeyKind[]): Tier => ({ name, max, windowMs: windowSeconds * 1000, keys });
-  return {
-    auth: tier('auth', config.RATE_LIMIT_AUTH_MAX, config.RATE_LIMIT_AUTH_WINDOW_S, ['ip']),
-    sensitive: tier('sensitive', config.RATE_LIMIT_SENSITIVE_MAX, config.RATE_LIMIT_SENSITIVE_WINDOW_S, ['ip', 'user']),
-    api: tier('api', config.RATE_LIMIT_API_MAX, config.RATE_LIMIT_API_WINDOW_S, ['user']),
-    public: tier('public', config.RATE_LIMIT_PUBLIC_MAX, config.RATE_LIMIT_PUBLIC_WINDOW_S, ['ip']),
-  };
+/** How many requests each tier admits per window. */
+export type TierLimits = Record<TierName, { max: number; windowSeconds: number }>;
+
+/** Whom each tier counts is fixed by the spec; how much it admits is the operator's choice. */
+const TIER_KEYS: Record<TierName, KeyKind[]> = { auth: ['ip'], sensitive: ['ip', 'user'], api: ['user'], public: ['ip'] };
+
+export function buildTiers(limits: TierLimits): Tiers {
+  const tier = (name: TierName): Tier => ({ name, max: limits[name].max, windowMs: limits[name].windowSeconds * 1000, keys: TIER_KEYS[name] });
+  return { auth: tier('auth'), sensitive: tier('sensitive'), api: tier('api'), public: tier('public') };
 }
