@@ -127,7 +127,15 @@ export async function buildService(infra: Infrastructure) {
     },
   };
 
-  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION });
+  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT,
+    limits: {
+      handlerTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.HTTP_RECEIVE_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxHeaderBytes: config.HTTP_MAX_HEADER_BYTES,
+    },
+    trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION });
   const activity = new SessionActivity({ commands: sessions.commands, background, clock });
   app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
   // Before tenant resolution: a flood is turned away before it costs a query.

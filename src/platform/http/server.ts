@@ -1,6 +1,6 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -18,10 +18,40 @@ export interface HttpServerOptions {
   logger: Logger;
   metrics: Metrics;
   bodyLimit: number;
+  limits: ConnectionLimits;
   /** Peers allowed to name the client address by X-Forwarded-For (config HTTP_TRUST_PROXY). */
   trustProxy: boolean | string;
   issuer: string;
   version: string;
+}
+
+/** What one client may hold of the server: time and header size (the body has bodyLimit). */
+export interface ConnectionLimits {
+  /** The whole route lifecycle; past it the client gets 503 REQUEST_TIMEOUT and the work is told to stop. */
+  handlerTimeoutMs: number;
+  /** Receiving the headers, and the whole request: a client that trickles them is cut off (408). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** All request headers together; larger: 431. */
+  maxHeaderBytes: number;
+}
+
+/** How often node checks the header and request timeouts: well below the shortest of them. */
+const checkInterval = (limits: ConnectionLimits) => Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
+
+/**
+ * Answers 503 REQUEST_TIMEOUT when a request is still unanswered after `timeoutMs` (fastify's own
+ * handlerTimeout stops counting once a request body has been read, so it misses slow handlers of
+ * POST routes). The work itself goes on; what it sends later is dropped.
+ */
+function answerLateRequests(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): void {
+  const timer = setTimeout(() => {
+    if (!reply.sent && !reply.raw.headersSent) void sendError(request, reply, new AppError('REQUEST_TIMEOUT', 503, 'The request took too long; retry later'));
+  }, timeoutMs);
+  timer.unref();
+  reply.raw.once('close', () => clearTimeout(timer));
 }
 
 /**
@@ -32,6 +62,9 @@ export async function createHttpServer(options: HttpServerOptions) {
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
+    requestTimeout: options.limits.requestTimeoutMs,
+    keepAliveTimeout: options.limits.keepAliveTimeoutMs,
+    http: { maxHeaderSize: options.limits.maxHeaderBytes, connectionsCheckingInterval: checkInterval(options.limits) },
     trustProxy: options.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
@@ -40,6 +73,19 @@ export async function createHttpServer(options: HttpServerOptions) {
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // Node's own slow-header guard (default 60 s); it must not exceed the whole-request timeout.
+  app.server.headersTimeout = Math.min(options.limits.headersTimeoutMs, options.limits.requestTimeoutMs);
+  // JSON only (the token endpoint adds forms): a JSON body sent as text/plain is 415, not a string.
+  app.removeContentTypeParser('text/plain');
+  // Shutting down: requests in flight finish, and their connections close after the answer
+  // instead of idling until the keep-alive timeout holds the shutdown up.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) void reply.header('connection', 'close');
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
@@ -47,6 +93,7 @@ export async function createHttpServer(options: HttpServerOptions) {
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    answerLateRequests(request, reply, options.limits.handlerTimeoutMs);
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
