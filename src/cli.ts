@@ -1,7 +1,7 @@
-import pino from 'pino';
 import { loadConfig } from './config.ts';
 import { systemClock } from './platform/clock.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
+import { createLogger } from './platform/logging.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import { openStorage } from './infrastructure.ts';
@@ -17,7 +17,7 @@ projections: ${allProjections.map((p) => p.name).join(', ')}`;
 async function main(argv: string[]): Promise<number> {
   const [command, argument] = argv;
   const config = loadConfig();
-  const logger = pino({ level: config.LOG_LEVEL });
+  const logger = createLogger(config.LOG_LEVEL);
   const storage = await openStorage(config, logger);
   const { pool, store } = storage;
   try {

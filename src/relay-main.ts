@@ -1,8 +1,8 @@
-import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
 import { openBus, openStorage } from './infrastructure.ts';
+import { createLogger } from './platform/logging.ts';
 import { serveMetrics } from './platform/metrics-server.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   if (!config.KAFKA_BROKERS) {
     throw new ConfigError(['KAFKA_BROKERS: required by the relay process (the in-process bus exists only inside the service)']);
   }
-  const logger = pino({ level: config.LOG_LEVEL }).child({ component: 'relay' });
+  const logger = createLogger(config.LOG_LEVEL).child({ component: 'relay' });
   const storage = await openStorage(config, logger);
   closeStorage = () => storage.close();
   const { pool, store } = storage;
