@@ -9,8 +9,9 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import { AppError } from '../errors.ts';
+import { AppError, notFound } from '../errors.ts';
 import { errorHandler, sendError } from './error-handler.ts';
+import { refuseUnstorableInput } from './input-hygiene.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
 import './route-config.ts';
 
@@ -71,6 +72,9 @@ export async function createHttpServer(options: HttpServerOptions) {
     // One access-log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true },
+    // The router's own refusals (a malformed or overlong path segment) in the route family's envelope.
+    frameworkErrors: (error, request, reply) =>
+      sendError(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : new AppError('VALIDATION_ERROR', 400, 'Malformed URL')),
   }).withTypeProvider<ZodTypeProvider>();
 
   // Node's own slow-header guard (default 60 s); it must not exceed the whole-request timeout.
@@ -86,6 +90,7 @@ export async function createHttpServer(options: HttpServerOptions) {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) void reply.header('connection', 'close');
   });
+  app.addHook('preValidation', refuseUnstorableInput);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
