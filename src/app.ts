@@ -26,6 +26,7 @@ import { registerRoleRoutes } from './modules/roles/routes.ts';
 import { settingsCommands } from './modules/settings/commands.ts';
 import { settingsQueries } from './modules/settings/provider.ts';
 import { registerSettingsRoutes } from './modules/settings/routes.ts';
+import { bootstrapPlatformTenant } from './modules/tenants/bootstrap.ts';
 import { tenantCommands } from './modules/tenants/commands.ts';
 import { tenantQueries } from './modules/tenants/queries.ts';
 import { registerTenantRoutes } from './modules/tenants/routes.ts';
@@ -41,7 +42,6 @@ import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
-import { AppError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
 import { openMailer } from './platform/mail/open.ts';
 import type { Mailer } from './platform/mail/port.ts';
@@ -153,20 +153,15 @@ export async function buildService(infra: Infrastructure) {
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
   registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
 
-  const ignoring = (code: string) => (error: unknown) => {
-    if (!(error instanceof AppError && error.code === code)) throw error;
-  };
-
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
     if (!platformTenant) return;
-    const context = systemContext(platformTenant);
-    await tenants.commands
-      .create({ name: platformTenant }, context)
-      .then(({ position }) => readYourWrites(position, ['tenants', 'roles']))
-      .catch(ignoring('TENANT_EXISTS'));
-    const { IAM_BOOTSTRAP_ADMIN_EMAIL: email, IAM_BOOTSTRAP_ADMIN_PASSWORD: password } = config;
-    if (email && password) await firstAdmin.create(platformTenant, email, password, context).catch(ignoring('EMAIL_TAKEN'));
+    const { IAM_BOOTSTRAP_ADMIN_EMAIL: adminEmail, IAM_BOOTSTRAP_ADMIN_PASSWORD: adminPassword } = config;
+    const announce = (message: string) => logger.warn(message);
+    await bootstrapPlatformTenant(
+      { tenants: tenants.commands, firstAdmin, readYourWrites, announce },
+      { tenant: platformTenant, adminEmail, adminPassword, context: systemContext(platformTenant) },
+    );
   }
 
   return {

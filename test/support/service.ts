@@ -32,7 +32,14 @@ export interface TestService {
 
 /** The real service (all modules, projections, routes) on a private database, driven in-process. */
 export async function startTestService(
-  options: { env?: Record<string, string>; clock?: Clock; /** Restart on an existing database. */ db?: TestDatabase } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    /** Restart on an existing database. */
+    db?: TestDatabase;
+    /** The service's logger (default: silent, or TEST_LOG_LEVEL). */
+    logger?: pino.Logger;
+  } = {},
 ): Promise<TestService> {
   const { env = {}, clock = systemClock } = options;
   const db = options.db ?? (await createTestDatabase());
@@ -47,7 +54,8 @@ export async function startTestService(
     ...env,
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: config.SUBSCRIPTION_POLL_MS });
-  const service = await buildService({ config, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), pool: db.pool, store, clock, masterKey: 'test-master-key' });
+  const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const service = await buildService({ config, logger, pool: db.pool, store, clock, masterKey: 'test-master-key' });
   await service.start();
   return {
     service,
