@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
+import { registerLinkPages } from './modules/auth/link-pages.ts';
 import { lockoutCommands } from './modules/auth/lockout.ts';
 import { authenticatedSessions, passwordLogin } from './modules/auth/login.ts';
 import { magicLinks } from './modules/auth/magic-link.ts';
@@ -47,6 +48,7 @@ import { openMailer } from './platform/mail/open.ts';
 import type { Mailer } from './platform/mail/port.ts';
 import { rateLimitsFromConfig } from './platform/http/rate-limit/from-config.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
+import { formCsrf } from './platform/http/form-csrf.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
@@ -148,7 +150,10 @@ export async function buildService(infra: Infrastructure) {
     users: users.queries,
     readYourWrites,
   });
-  registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout, readYourWrites });
+  const magic = magicLinks({ store, links, authenticate, requestLink });
+  registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout, readYourWrites });
+  const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
+  registerLinkPages(app, { passwords, magicLinks: magic, csrf, readYourWrites });
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
   registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
