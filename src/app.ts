@@ -4,6 +4,7 @@ import { openBus, openMailerFromConfig, rateLimitsFromConfig } from './infrastru
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
+import { registerLinkPages } from './modules/auth/link-pages.ts';
 import { lockoutCommands } from './modules/auth/lockout.ts';
 import { authenticatedSessions, passwordLogin } from './modules/auth/login.ts';
 import { magicLinks } from './modules/auth/magic-link.ts';
@@ -27,6 +28,7 @@ import { registerRoleRoutes } from './modules/roles/routes.ts';
 import { settingsCommands } from './modules/settings/commands.ts';
 import { settingsQueries } from './modules/settings/provider.ts';
 import { registerSettingsRoutes } from './modules/settings/routes.ts';
+import { bootstrapPlatformTenant } from './modules/tenants/bootstrap.ts';
 import { tenantCommands } from './modules/tenants/commands.ts';
 import { tenantQueries } from './modules/tenants/queries.ts';
 import { registerTenantRoutes } from './modules/tenants/routes.ts';
@@ -41,10 +43,10 @@ import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
-import { AppError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
 import type { Mailer } from './platform/mail/port.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
+import { formCsrf } from './platform/http/form-csrf.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
@@ -154,25 +156,23 @@ export async function buildService(infra: Infrastructure) {
     users: users.queries,
     readYourWrites,
   });
-  registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout, readYourWrites });
+  const magic = magicLinks({ store, links, authenticate, requestLink });
+  registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout, readYourWrites });
+  const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
+  registerLinkPages(app, { passwords, magicLinks: magic, csrf, readYourWrites });
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
   registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
 
-  const ignoring = (code: string) => (error: unknown) => {
-    if (!(error instanceof AppError && error.code === code)) throw error;
-  };
-
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
     if (!platformTenant) return;
-    const context = systemContext(platformTenant);
-    await tenants.commands
-      .create({ name: platformTenant }, context)
-      .then(({ position }) => readYourWrites(position, ['tenants', 'roles']))
-      .catch(ignoring('TENANT_EXISTS'));
-    const { IAM_BOOTSTRAP_ADMIN_EMAIL: email, IAM_BOOTSTRAP_ADMIN_PASSWORD: password } = config;
-    if (email && password) await firstAdmin.create(platformTenant, email, password, context).catch(ignoring('EMAIL_TAKEN'));
+    const { IAM_BOOTSTRAP_ADMIN_EMAIL: adminEmail, IAM_BOOTSTRAP_ADMIN_PASSWORD: adminPassword } = config;
+    const announce = (message: string) => logger.warn(message);
+    await bootstrapPlatformTenant(
+      { tenants: tenants.commands, firstAdmin, readYourWrites, announce },
+      { tenant: platformTenant, adminEmail, adminPassword, context: systemContext(platformTenant) },
+    );
   }
 
   return {

@@ -4,7 +4,7 @@ import { principalOf, requireAuthentication } from '../../platform/http/authenti
 import { ok } from '../../platform/http/envelopes.ts';
 import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
-import { tenantOf } from '../../platform/http/tenant-resolution.ts';
+import { adoptTenant, tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { SessionCommands } from '../sessions/commands.ts';
 import type { UserQueries } from '../users/queries.ts';
 import { emailSchema, nameSchema, passwordSchema, usernameSchema } from '../users/schemas.ts';
@@ -63,7 +63,11 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
 
   app.post(
     '/api/auth/logout',
-    { schema: { tags: ['Authentication'], summary: "Revoke the token's session", security: [{ bearer: [] }] }, onRequest: [requireAuthentication] },
+    {
+      schema: { tags: ['Authentication'], summary: "Revoke the token's session (x-tenant optional: the token's tenant)", security: [{ bearer: [] }] },
+      config: { tenant: 'credential' },
+      onRequest: [requireAuthentication],
+    },
     async (request) => {
       const { sessionId } = principalOf(request);
       if (sessionId) {
@@ -76,7 +80,11 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
 
   app.get(
     '/api/auth/validate',
-    { schema: { tags: ['Authentication'], summary: 'OIDC userinfo: bare claims of the bearer token\'s user', security: [{ bearer: [] }] }, onRequest: [requireAuthentication] },
+    {
+      schema: { tags: ['Authentication'], summary: "OIDC userinfo: bare claims of the bearer token's user (x-tenant optional: the token's tenant)", security: [{ bearer: [] }] },
+      config: { tenant: 'credential' },
+      onRequest: [requireAuthentication],
+    },
     async (request) => {
       const principal = principalOf(request);
       const user = await deps.users.get(principal.tenant, principal.subject);
@@ -99,10 +107,12 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     {
       schema: {
         tags: ['Authentication'],
-        summary: 'OAuth 2.0 token endpoint (RFC 6749): form or JSON; grant_type refresh_token rotates the refresh token',
+        summary:
+          'OAuth 2.0 token endpoint (RFC 6749): form or JSON; grant_type refresh_token rotates the refresh token. x-tenant is optional: ' +
+          'the refresh token names its tenant (a different x-tenant: 401 invalid_grant)',
         body: tokenBody,
       },
-      config: { errorEnvelope: 'oauth' },
+      config: { errorEnvelope: 'oauth', tenant: 'credential' },
     },
     async (request, reply) => {
       const grantType = request.body.grant_type;
@@ -110,7 +120,11 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
       const grant = Object.hasOwn(deps.grants, grantType) ? deps.grants[grantType] : undefined;
       if (!grant) throw new AppError('unsupported_grant_type', 400, `Unsupported grant_type ${grantType}`);
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      const { response, position } = await grant(request.body, tenantOf(request).name, commandContextOf(request));
+      const tenant = await adoptTenant(request, grant.tenantNamedBy(request.body), {
+        missing: () => new AppError('invalid_request', 400, 'The x-tenant header is required: the request names no tenant'),
+        foreign: () => new AppError('invalid_grant', 401, 'The grant does not belong to this tenant'),
+      });
+      const { response, position } = await grant.handle(request.body, tenant.name, commandContextOf(request));
       await deps.readYourWrites(position, ['sessions']);
       return response;
     },

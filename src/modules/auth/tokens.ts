@@ -11,7 +11,10 @@ export interface AccessTokenClaims extends JWTPayload {
   roles: string[];
   acr: string;
   amr: string[];
+  /** Space-separated; limits the permissions the token can use. */
   scope?: string;
+  /** RFC 9068: the client the token was issued to (equal to sub for a client's own token). */
+  client_id?: string;
 }
 
 const invalid = () => new AppError('TOKEN_INVALID', 401, 'The access token is invalid');

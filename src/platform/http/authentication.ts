@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
 import { AppError } from '../errors.ts';
-import { tenantOf } from './tenant-resolution.ts';
+import { adoptTenant, tenantOf } from './tenant-resolution.ts';
 
 /** The authenticated caller of a request, resolved in the request's tenant. */
 export interface Principal {
@@ -33,9 +34,29 @@ export function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
-/** Route hook: any valid access token of the x-tenant tenant. */
+const tokenInvalid = () => new AppError('TOKEN_INVALID', 401, 'The access token is invalid');
+
+/** The unverified `tid` of a JWT, or null: only a hint of where to verify it. */
+function tenantClaimOf(token: string): string | null {
+  try {
+    const { tid } = decodeJwt(token);
+    return typeof tid === 'string' ? tid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Route hook: any valid access token of the x-tenant tenant. On a `tenant: 'credential'` route
+ * without x-tenant, the token's own tenant (`tid`), verified like any other.
+ */
 export async function requireAuthentication(request: FastifyRequest): Promise<void> {
-  request.principal = await request.server.authenticator.authenticate(bearerToken(request), tenantOf(request).name);
+  const token = bearerToken(request);
+  const tenant =
+    request.routeOptions.config?.tenant === 'credential'
+      ? await adoptTenant(request, tenantClaimOf(token), { missing: tokenInvalid, foreign: tokenInvalid })
+      : tenantOf(request);
+  request.principal = await request.server.authenticator.authenticate(token, tenant.name);
 }
 
 /** Route hook: a valid token whose roles grant `permission` (admin:all grants everything). */
