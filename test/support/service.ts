@@ -52,6 +52,8 @@ export async function startTestService(
     SUBSCRIPTION_POLL_MS: '200',
     // Tests of other concerns send many requests; the rate-limit tests turn limits on with small numbers.
     RATE_LIMIT_ENABLED: 'false',
+    // A loaded CI machine must not turn slow answers into 503s; the resilience test sets its own.
+    HTTP_REQUEST_TIMEOUT_MS: '120000',
     ...env,
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: config.SUBSCRIPTION_POLL_MS });
