@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { cataloguedStore, publicEventData } from './event-catalogue.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -72,7 +73,9 @@ const VERSION = '0.1.0';
 
 /** Composition root of the modules: wires commands, queries, projections and routes. */
 export async function buildService(infra: Infrastructure) {
-  const { config, logger, pool, store, clock } = infra;
+  const { config, logger, pool, clock } = infra;
+  // Every append and read of the service goes through the event catalogue: no path can bypass it.
+  const store = cataloguedStore(infra.store);
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
@@ -83,7 +86,7 @@ export async function buildService(infra: Infrastructure) {
   registerConsumerLag(metrics, bus, logger);
   const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
   const relay = config.IAM_RELAY_ENABLED
-    ? new EventRelay({ store, bus, database: pool.options, topic, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
+    ? new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
     : null;
 
   const secretBox = new SecretBox(infra.masterKey);

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { buildService } from './app.ts';
 import { loadConfig } from './config.ts';
+import { cataloguedStore } from './event-catalogue.ts';
 import { systemClock } from './platform/clock.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { openDatabase } from './platform/db/open.ts';
@@ -19,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL });
   const database = await openDatabase(config, logger);
-  const store = await openEventStore(config, database.pool);
+  const store = cataloguedStore(await openEventStore(config, database.pool));
   try {
     switch (command) {
       case 'projections:rebuild': {

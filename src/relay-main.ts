@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
+import { cataloguedStore, publicEventData } from './event-catalogue.ts';
 import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { openEventBus } from './platform/bus/open.ts';
 import { EventRelay } from './platform/bus/relay.ts';
@@ -24,13 +25,13 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.LOG_LEVEL }).child({ component: 'relay' });
   const database = await openDatabase(config, logger);
   closeDatabase = () => database.close();
-  const store = await openEventStore(config, database.pool);
+  const store = cataloguedStore(await openEventStore(config, database.pool));
   const bus = await openEventBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
   const metrics = createMetrics();
   const relayMetrics = registerRelayMetrics(metrics, database.pool, store, topic);
-  const relay = new EventRelay({ store, bus, database: database.pool.options, topic, logger, metrics: relayMetrics });
+  const relay = new EventRelay({ store, bus, database: database.pool.options, topic, publicData: publicEventData, logger, metrics: relayMetrics });
   relay.start();
   const metricsServer = config.IAM_RELAY_METRICS_PORT
     ? await serveMetrics(metrics.registry, config.IAM_RELAY_METRICS_PORT, config.HOST)

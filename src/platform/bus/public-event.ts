@@ -23,6 +23,7 @@ const publicEventSchema: z.ZodType<PublicEvent> = z.object({
     correlationId: optionalText,
     causationId: optionalText,
     occurredAt: z.string(),
+    schemaVersion: z.number().int().positive().optional(),
   }),
 });
 
