@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { cataloguedStore, publicEventData } from './event-catalogue.ts';
+import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -48,6 +48,8 @@ import { openMailer } from './platform/mail/open.ts';
 import type { Mailer } from './platform/mail/port.ts';
 import { rateLimitsFromConfig } from './platform/http/rate-limit/from-config.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
+import { eventsDocument } from './platform/events/asyncapi.ts';
+import { registerAsyncApiRoute } from './platform/http/asyncapi-route.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
@@ -139,6 +141,7 @@ export async function buildService(infra: Infrastructure) {
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites });

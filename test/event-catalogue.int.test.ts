@@ -115,3 +115,17 @@ describe('the event catalogue around the event store', () => {
     expect(event!.metadata.schemaVersion).toBe(2);
   });
 });
+
+describe('GET /api/asyncapi.json', () => {
+  it('serves the events document without tenant or token, on the configured topic', async () => {
+    const t = await startTestService({ env: { KAFKA_TOPIC: 'acme.iam.events' } });
+    try {
+      const { status, body } = await t.request({ method: 'GET', url: '/api/asyncapi.json' });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ asyncapi: '3.0.0', channels: { events: { address: 'acme.iam.events' } } });
+      expect(Object.keys(body.components.messages)).toContain('UserCreated');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import type { PublicEvent } from './port.ts';
 const decimal = z.string().regex(/^\d+$/, 'a non-negative decimal integer');
 const optionalText = z.string().nullish();
 
-const publicEventSchema: z.ZodType<PublicEvent> = z.object({
+export const publicEventSchema: z.ZodType<PublicEvent> = z.object({
   version: z.literal(1),
   id: z.string().min(1),
   type: z.string().min(1),

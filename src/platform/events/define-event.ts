@@ -42,7 +42,8 @@ export function defineEvent<const Type extends string, Data extends z.ZodType>(
   declaration: EventDeclaration<Type, Data>,
 ): EventDefinition<Type, Data> {
   const { type, version = 1, data, description = '', sensitive = [], personal = [], upcasters = {} } = declaration;
-  const jsonSchema = z.toJSONSchema(data) as JsonSchema;
+  // Draft 7: the dialect of AsyncAPI 3.0 payloads, and enough for documentation.
+  const jsonSchema = z.toJSONSchema(data, { target: 'draft-7' }) as JsonSchema;
   const fields = new Set(schemaFields(jsonSchema).map((field) => field.path));
   const unknown = [...sensitive, ...personal].filter((path) => !fields.has(path));
   if (unknown.length > 0) throw new Error(`${type}: sensitive or personal paths name no field of its schema: ${unknown.join(', ')}`);
