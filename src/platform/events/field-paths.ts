@@ -26,7 +26,7 @@ function branches(node: JsonSchema): JsonSchema[] {
 
 export interface SchemaField {
   path: string;
-  /** The field's schema (one of them when several branches of a union declare it). */
+  /** The field's schema; an anyOf of them when several branches of a union declare it differently. */
   schema: JsonSchema;
   /** Present whenever its parent is (in at least one branch). */
   required: boolean;
@@ -34,21 +34,26 @@ export interface SchemaField {
 
 /** Every named field of a JSON Schema, depth first; recursive references ($ref) are not followed. */
 export function schemaFields(root: JsonSchema): SchemaField[] {
-  const fields = new Map<string, SchemaField>();
+  const fields = new Map<string, { schemas: Map<string, JsonSchema>; required: boolean }>();
   const visit = (node: JsonSchema, prefix: string): void => {
     for (const branch of branches(node)) visit(branch, prefix);
     const required = new Set(Array.isArray(node.required) ? (node.required as string[]) : []);
     for (const [name, child] of Object.entries(isObject(node.properties) ? node.properties : {})) {
       const path = joinPath(prefix, name);
-      const known = fields.get(path);
-      fields.set(path, { path, schema: known?.schema ?? (child as JsonSchema), required: (known?.required ?? false) || required.has(name) });
+      const field = fields.get(path) ?? { schemas: new Map(), required: false };
+      field.schemas.set(JSON.stringify(child), child as JsonSchema);
+      field.required ||= required.has(name);
+      fields.set(path, field);
       visit(child as JsonSchema, path);
     }
     if (isObject(node.items)) visit(node.items, joinPath(prefix, ARRAY_ITEMS));
     if (isObject(node.additionalProperties)) visit(node.additionalProperties, joinPath(prefix, RECORD_VALUES));
   };
   visit(root, '');
-  return [...fields.values()];
+  return [...fields].map(([path, { schemas, required }]) => {
+    const variants = [...schemas.values()];
+    return { path, schema: variants.length === 1 ? variants[0]! : { anyOf: variants }, required };
+  });
 }
 
 /** A deep copy of `value` without the fields at `paths`. */
