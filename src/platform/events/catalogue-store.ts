@@ -1,4 +1,4 @@
-import type { EventStore, NewEvent, StreamAppend, SubscribeOptions } from '../eventstore/port.ts';
+import type { EventStore, ExpectedRevision, NewEvent, StreamAppend, SubscribeOptions } from '../eventstore/port.ts';
 import type { EventCatalogue } from './catalogue.ts';
 
 /**
@@ -19,7 +19,7 @@ export class CatalogueEventStore implements EventStore {
     });
   }
 
-  async append(...[streamId, events, expectedRevision]: Parameters<EventStore['append']>) {
+  async append(streamId: string, events: NewEvent[], expectedRevision?: ExpectedRevision) {
     return this.inner.append(streamId, this.checked(streamId, events), expectedRevision);
   }
 
