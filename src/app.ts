@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
+import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -47,6 +48,8 @@ import type { EventStore } from './platform/eventstore/port.ts';
 import type { Mailer } from './platform/mail/port.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
 import { formCsrf } from './platform/http/form-csrf.ts';
+import { eventsDocument } from './platform/events/asyncapi.ts';
+import { registerAsyncApiRoute } from './platform/http/asyncapi-route.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
@@ -72,7 +75,9 @@ const VERSION = '0.1.0';
 
 /** Composition root of the modules: wires commands, queries, projections and routes. */
 export async function buildService(infra: Infrastructure) {
-  const { config, logger, pool, store, clock } = infra;
+  const { config, logger, pool, clock } = infra;
+  // Every append and read of the service goes through the event catalogue: no path can bypass it.
+  const store = cataloguedStore(infra.store);
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
@@ -83,7 +88,7 @@ export async function buildService(infra: Infrastructure) {
   registerConsumerLag(metrics, bus, logger);
   const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
   const relay = config.IAM_RELAY_ENABLED
-    ? new EventRelay({ store, bus, database: pool.options, topic, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
+    ? new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
     : null;
 
   const secretBox = new SecretBox(infra.masterKey);
@@ -144,6 +149,7 @@ export async function buildService(infra: Infrastructure) {
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites });

@@ -1,4 +1,5 @@
 import { loadConfig } from './config.ts';
+import { cataloguedStore } from './event-catalogue.ts';
 import { systemClock } from './platform/clock.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
 import { createLogger } from './platform/logging.ts';
@@ -19,7 +20,8 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const storage = await openStorage(config, logger);
-  const { pool, store } = storage;
+  const pool = storage.pool;
+  const store = cataloguedStore(storage.store);
   try {
     switch (command) {
       case 'projections:rebuild': {

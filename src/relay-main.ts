@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config.ts';
+import { cataloguedStore, publicEventData } from './event-catalogue.ts';
 import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
 import { openBus, openStorage } from './infrastructure.ts';
@@ -22,13 +23,14 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL).child({ component: 'relay' });
   const storage = await openStorage(config, logger);
   closeStorage = () => storage.close();
-  const { pool, store } = storage;
+  const pool = storage.pool;
+  const store = cataloguedStore(storage.store);
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
   const metrics = createMetrics();
   const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
-  const relay = new EventRelay({ store, bus, database: pool.options, topic, logger, metrics: relayMetrics });
+  const relay = new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger, metrics: relayMetrics });
   relay.start();
   const metricsServer = config.IAM_RELAY_METRICS_PORT
     ? await serveMetrics(metrics.registry, config.IAM_RELAY_METRICS_PORT, config.HOST)

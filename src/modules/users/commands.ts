@@ -77,7 +77,7 @@ export function userCommands(deps: UserCommandDeps) {
         firstName: input.firstName ?? null,
         lastName: input.lastName ?? null,
       };
-      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false, origin: input.origin };
+      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false, origin: input.origin ?? 'admin' };
       const result = await run(tenant, userId, command, context, async () => [
         ...(await claimReservation(deps, emailReservation(tenant, input.email, userId), context)),
         ...(input.username ? await claimReservation(deps, usernameReservation(tenant, input.username, userId), context) : []),

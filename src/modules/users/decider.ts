@@ -29,7 +29,7 @@ export type UserCommand =
       roles: RoleRef[];
       enabled: boolean;
       emailVerified: boolean;
-      origin?: UserOrigin | undefined;
+      origin: UserOrigin;
     }
   | { type: 'UpdateUser'; profile: Partial<UserProfile>; enabled?: boolean | undefined }
   | { type: 'DeleteUser' }
@@ -89,7 +89,7 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       case 'CreateUser': {
         if (state.status !== 'absent') throw new AppError('USER_EXISTS', 409, 'User already exists');
         const { userId, profile, passwordHash, roles, enabled, emailVerified, origin } = command;
-        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified, ...(origin ? { origin } : {}) } }];
+        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified, origin } }];
       }
       case 'UpdateUser': {
         const user = activeOr404(state);

@@ -37,6 +37,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: '/api/docs', tier: null },
   { path: '/api/docs/*', tier: null },
   { path: '/api/openapi.json', tier: null },
+  { path: '/api/asyncapi.json', tier: null },
 
   { path: '/api/auth/login', method: 'POST', tier: 'auth', perAccount: true },
   { path: '/api/auth/signup', method: 'POST', tier: 'auth' },
