@@ -22,7 +22,7 @@ export type SessionRefreshed = DomainEvent<
   'SessionRefreshed',
   { sessionId: string; refreshedAt: string; refreshTokenHash: string; refreshExpiresAt: string }
 >;
-export type SessionRevokeReason = 'logout' | 'admin' | 'user' | 'refresh_token_reuse' | 'max_sessions' | 'password_change' | 'password_reset' | 'expired';
+export type SessionRevokeReason = 'logout' | 'admin' | 'user' | 'refresh_token_reuse' | 'max_sessions' | 'password_change' | 'password_reset' | 'expired' | 'user_deleted';
 export type SessionRevoked = DomainEvent<'SessionRevoked', { sessionId: string; userId: string; reason: SessionRevokeReason }>;
 
 /** Recorded by the expiry sweep, so the log (and the audit built from it) shows when a session ended. */

@@ -20,7 +20,9 @@ export type UserDisabled = DomainEvent<'UserDisabled', { userId: string }>;
 export type UserEnabled = DomainEvent<'UserEnabled', { userId: string }>;
 export type UserDeleted = DomainEvent<'UserDeleted', { userId: string; email: string; username: string | null }>;
 export type UserRoleAssigned = DomainEvent<'UserRoleAssigned', { userId: string; role: RoleRef }>;
-export type UserRoleRemoved = DomainEvent<'UserRoleRemoved', { userId: string; role: RoleRef }>;
+/** Absent when an administrator removed the role; `role_deleted` when the role itself was deleted. */
+export type RoleRemovalReason = 'role_deleted';
+export type UserRoleRemoved = DomainEvent<'UserRoleRemoved', { userId: string; role: RoleRef; reason?: RoleRemovalReason }>;
 /** `change`: by the user with the current password; `reset`: through an e-mailed link. */
 export type PasswordChangeReason = 'change' | 'reset';
 export type UserPasswordChanged = DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string; reason: PasswordChangeReason }>;
