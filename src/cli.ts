@@ -5,7 +5,7 @@ import { systemClock } from './platform/clock.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { openDatabase } from './platform/db/open.ts';
 import { openEventStore } from './platform/eventstore/open.ts';
-import { rebuildProjection } from './platform/projections/rebuild.ts';
+import { rebuildProjections } from './platform/projections/rebuild.ts';
 import { allProjections } from './projections.ts';
 
 const USAGE = `usage:
@@ -28,11 +28,7 @@ async function main(argv: string[]): Promise<number> {
           console.error(USAGE);
           return 2;
         }
-        for (const projection of selected) {
-          const started = Date.now();
-          await rebuildProjection(projection, store, database.pool, logger);
-          console.log(`rebuilt ${projection.name} in ${Date.now() - started} ms`);
-        }
+        await rebuildProjections(selected, store, database.pool, logger, (name, ms) => console.log(`rebuilt ${name} in ${ms} ms`));
         return 0;
       }
       case 'keys:rotate': {
