@@ -1,4 +1,4 @@
-import type { PoolClient, Queryable } from '../db/pool.ts';
+import type { Queryable } from '../db/pool.ts';
 
 export interface ReactionCheckpoint {
   /** Every event up to here has been reacted to. */
@@ -31,13 +31,13 @@ export async function ensureReactionCheckpoint(db: Queryable, name: string): Pro
  * than a row lock: a row lock would give the transaction an id while commands run, and every
  * global reader of the log would wait for it.
  */
-export async function lockReactionCheckpoint(tx: PoolClient, name: string): Promise<ReactionCheckpoint> {
+export async function lockReactionCheckpoint(tx: Queryable, name: string): Promise<ReactionCheckpoint> {
   await tx.query('select pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, name]);
   const { rows } = await tx.query<Row>('select position, caused_position from reaction_checkpoints where name = $1', [name]);
   return toCheckpoint(rows[0]);
 }
 
-export async function saveReactionCheckpoint(tx: PoolClient, name: string, checkpoint: ReactionCheckpoint): Promise<void> {
+export async function saveReactionCheckpoint(tx: Queryable, name: string, checkpoint: ReactionCheckpoint): Promise<void> {
   await tx.query('update reaction_checkpoints set position = $2, caused_position = $3, updated_at = now() where name = $1', [
     name,
     checkpoint.position.toString(),

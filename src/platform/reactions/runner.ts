@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import type { Pool } from '../db/pool.ts';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { FollowerGroup } from '../projections/follower-group.ts';
 import { PositionWaiters } from '../projections/position-waiters.ts';
 import { ensureReactionCheckpoint, lockReactionCheckpoint, saveReactionCheckpoint, type ReactionCheckpoint } from './checkpoints.ts';
+import { LockSession } from './lock-session.ts';
 import { reactionContextOf, type Reaction } from './reaction.ts';
 
 /** The read models a reaction may look its targets up in (the projection runner). */
@@ -27,10 +28,11 @@ const later = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /**
  * Follows the global log from the reaction's own checkpoint and runs its handlers. A batch runs
- * inside a transaction holding the reaction's advisory lock, so of several instances one acts and
- * the others find the checkpoint past the batch and skip it. The checkpoint moves only once the
- * batch's commands succeeded; a failure (logged) rolls it back and the subscription delivers the
- * same batch again after a backoff, so commands may run twice and must be idempotent.
+ * inside a transaction holding the reaction's advisory lock (on a connection outside the pool), so
+ * of several instances one acts and the others find the checkpoint past the batch and skip it.
+ * The checkpoint moves only once the batch's commands succeeded; a failure (logged) rolls it back
+ * and the subscription delivers the same batch again after a backoff, so commands may run twice
+ * and must be idempotent.
  */
 export class ReactionWorker {
   readonly waiters = new PositionWaiters();
@@ -38,11 +40,14 @@ export class ReactionWorker {
   caused = 0n;
   lastError: unknown = null;
   private subscription: Subscription | null = null;
+  private readonly lock: LockSession;
 
   constructor(
     readonly reaction: Reaction,
     private readonly deps: ReactionDeps,
-  ) {}
+  ) {
+    this.lock = new LockSession(deps.pool.options, reaction.name);
+  }
 
   get running(): boolean {
     return this.subscription !== null;
@@ -65,6 +70,7 @@ export class ReactionWorker {
   async stop(): Promise<void> {
     await this.subscription?.close();
     this.subscription = null;
+    await this.lock.close();
   }
 
   private reached(checkpoint: ReactionCheckpoint): void {
@@ -75,7 +81,7 @@ export class ReactionWorker {
 
   private async react(events: RecordedEvent[]): Promise<ReactionCheckpoint> {
     const { name, handlers } = this.reaction;
-    return withTransaction(this.deps.pool, async (tx) => {
+    return this.lock.transaction(async (tx) => {
       const checkpoint = await lockReactionCheckpoint(tx, name);
       let caused = checkpoint.caused;
       for (const event of events) {

@@ -5,6 +5,7 @@ import type { Decider } from '../../../src/platform/commands/decider.ts';
 import { handleCommand } from '../../../src/platform/commands/handle-command.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port.ts';
+import { createPool } from '../../../src/platform/db/pool.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { ProjectionRunner } from '../../../src/platform/projections/runner.ts';
 import { defineReaction, type Reaction } from '../../../src/platform/reactions/reaction.ts';
@@ -40,7 +41,7 @@ describe('reaction runner', () => {
     await db.drop();
   });
 
-  const answering = (name: string): Reaction =>
+  const answering = (name: string, commandStore = store): Reaction =>
     defineReaction({
       name,
       handlers: {
@@ -54,12 +55,28 @@ describe('reaction runner', () => {
             throw new Error('downstream unavailable');
           }
           const answer = `answer-acme.${name}.${event.streamId}`;
-          const { position } = await handleCommand({ store, clock: systemClock }, answerDecider, answer, { type: 'Answer', ping: event.streamId }, command);
+          const { position } = await handleCommand({ store: commandStore, clock: systemClock }, answerDecider, answer, { type: 'Answer', ping: event.streamId }, command);
           return position;
         },
       },
     });
   const runner = (...reactions: Reaction[]) => new ReactionRunner(reactions, { store, pool: db.pool, logger, readModels, readModelTimeoutMs: 1000 });
+
+  it('holds no pool connection while its commands run: a pool of one is enough', async () => {
+    const pool = createPool(db.url, 1);
+    const smallStore = new PostgresEventStore(pool, { pollIntervalMs: 50 });
+    const reactions = new ReactionRunner([answering('small-pool', smallStore)], { store: smallStore, pool, logger, readModels });
+    await reactions.start();
+    try {
+      const pinged = await ping();
+      expect(await reactions.waitFor(pinged.position, 5000)).not.toBeNull();
+      expect(await answers('small-pool', pinged.streamId)).toHaveLength(1);
+    } finally {
+      await reactions.stop();
+      await smallStore.close();
+      await pool.end();
+    }
+  });
   const ping = async () => {
     const streamId = `ping-acme.${newId()}`;
     const event = { ...testEvent('Pinged'), metadata: { ...testEvent().metadata, correlationId: newId() } };
