@@ -8,3 +8,10 @@ create table reaction_checkpoints (
   caused_position bigint not null default 0,
   updated_at      timestamptz not null default now()
 );
+
+-- Until now the users and sessions projections also applied consequences no event records
+-- (sessions of a deleted user revoked, a deleted role's assignments dropped). Their rows are
+-- rebuilt from the log by the handlers that only project; the reactions, starting at the
+-- beginning of the log, then find those targets and record the consequences as events.
+truncate users, user_roles, sessions;
+update projection_checkpoints set position = 0 where name in ('users', 'sessions');

@@ -23,7 +23,7 @@ export function sessionReactions(deps: { store: EventStore; commands: SessionCom
       UserDeleted: async (event, { command, readModelsPassed }) => {
         await readModelsPassed(['sessions']);
         const { userId } = event.data as UserDeleted['data'];
-        return revoke(await deps.queries.activeOf(command.tenantId, userId), command);
+        return revoke(await deps.queries.allOf(command.tenantId, userId), command);
       },
       SessionStarted: async (event, { command }) => {
         const { sessionId, userId } = event.data as SessionStarted['data'];

@@ -54,6 +54,15 @@ describe('session reactions: a deleted user keeps no session', () => {
     expect((await sessionEvents(sessionId)).map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([['SessionStarted', undefined], ['SessionRevoked', 'user_deleted']]);
   });
 
+  it('lets the session streams decide, not the read model: a row revoked by the old projection code still gets its event', async () => {
+    const userId = await createUser('dan@p.test');
+    const session = await login('dan@p.test');
+    // What the sessions projection used to write on UserDeleted, with no event behind it.
+    await t.db.pool.query("update sessions set revoked = true, revoked_reason = 'user_deleted' where id = $1", [session.sessionId]);
+    expect((await t.request({ method: 'DELETE', url: `/api/users/${userId}`, tenant: PLATFORM, token: await admin() })).status).toBe(200);
+    expect((await sessionEvents(session.sessionId)).map((e) => e.type)).toEqual(['SessionStarted', 'SessionRevoked']);
+  });
+
   it('leaves the sessions of live users alone and shows its lag as a metric', async () => {
     await createUser('cy@p.test');
     const session = await login('cy@p.test');
