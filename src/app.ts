@@ -19,6 +19,7 @@ import { sessionCommands } from './modules/sessions/commands.ts';
 import { sessionQueries } from './modules/sessions/queries.ts';
 import { SessionActivity } from './modules/sessions/activity.ts';
 import { SessionExpirySweep } from './modules/sessions/expiry-sweep.ts';
+import { sessionReactions } from './modules/sessions/reactions.ts';
 import { registerSessionRoutes } from './modules/sessions/routes.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
@@ -36,6 +37,7 @@ import { registerTenantRoutes } from './modules/tenants/routes.ts';
 import { userCommands } from './modules/users/commands.ts';
 import { assertPasswordPolicy, PasswordHasher } from './modules/users/passwords.ts';
 import { userQueries } from './modules/users/queries.ts';
+import { userReactions } from './modules/users/reactions.ts';
 import { registerUserRoutes } from './modules/users/routes.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
@@ -54,8 +56,9 @@ import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
 import { createMetrics } from './platform/metrics.ts';
-import { registerProjectionLag } from './platform/projections/lag-metric.ts';
+import { registerProjectionLag, registerReactionLag } from './platform/projections/lag-metric.ts';
 import { ProjectionRunner } from './platform/projections/runner.ts';
+import { ReactionRunner } from './platform/reactions/runner.ts';
 import { allProjections } from './projections.ts';
 
 export interface Infrastructure {
@@ -113,6 +116,20 @@ export async function buildService(infra: Infrastructure) {
 
   const sessionReads = sessionQueries(pool, () => clock.now());
   const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
+  const reactions = new ReactionRunner([sessionReactions({ store, ...sessions }), userReactions({ store, ...users })], {
+    store,
+    pool,
+    logger,
+    readModels: runner,
+  });
+  registerReactionLag(metrics, reactions, pool);
+  /** Waits (bounded) until the reactions to a write have run and the named read models show their commands. */
+  const awaitReactions = async (position: bigint, readModels: string[]) => {
+    if (position === 0n) return;
+    const caused = await reactions.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS);
+    if (caused === null) logger.warn({ position: String(position) }, 'reactions lag behind a write');
+    else await readYourWrites(caused, readModels);
+  };
   const sessionSweep = new SessionExpirySweep({ ...sessions, logger, intervalMs: config.SESSION_SWEEP_INTERVAL_S * 1000 });
   const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites };
   const login = passwordLogin(loginDeps);
@@ -152,8 +169,8 @@ export async function buildService(infra: Infrastructure) {
   registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
-  registerRoleRoutes(app, { ...roles, readYourWrites });
-  registerUserRoutes(app, { ...users, readYourWrites });
+  registerRoleRoutes(app, { ...roles, readYourWrites, awaitReactions });
+  registerUserRoutes(app, { ...users, readYourWrites, awaitReactions });
   registerAuthRoutes(app, {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
@@ -184,6 +201,7 @@ export async function buildService(infra: Infrastructure) {
   return {
     app,
     runner,
+    reactions,
     keyRing,
     tokens,
     sessionSweep,
@@ -195,6 +213,7 @@ export async function buildService(infra: Infrastructure) {
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
+      await reactions.start();
       await fga.start();
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
       relay?.start();
@@ -209,6 +228,7 @@ export async function buildService(infra: Infrastructure) {
       await mailer.close();
       await relay?.stop();
       await fga.stop();
+      await reactions.stop();
       await runner.stop();
       // Flushes publishes in flight and commits the consumers' offsets.
       await bus.close();

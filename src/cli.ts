@@ -6,7 +6,7 @@ import { createLogger } from './platform/logging.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import { openStorage } from './infrastructure.ts';
-import { rebuildProjection } from './platform/projections/rebuild.ts';
+import { rebuildProjections } from './platform/projections/rebuild.ts';
 import { allProjections } from './projections.ts';
 
 const USAGE = `usage:
@@ -30,11 +30,7 @@ async function main(argv: string[]): Promise<number> {
           console.error(USAGE);
           return 2;
         }
-        for (const projection of selected) {
-          const started = Date.now();
-          await rebuildProjection(projection, store, pool, logger);
-          console.log(`rebuilt ${projection.name} in ${Date.now() - started} ms`);
-        }
+        await rebuildProjections(selected, store, pool, logger, (name, ms) => console.log(`rebuilt ${name} in ${ms} ms`));
         return 0;
       }
       case 'keys:rotate': {

@@ -28,6 +28,8 @@ export interface RoleRouteDeps {
   commands: ReturnType<typeof roleCommands>;
   queries: RoleQueries;
   readYourWrites: ReadYourWrites;
+  /** Waits for the reactions to a write (the role's removal from its holders) to be readable. */
+  awaitReactions: ReadYourWrites;
 }
 
 /** /api/roles and /api/v1/roles (admin:all, decisions.md). Roles have no native paging. */
@@ -95,7 +97,8 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
       const tenant = tenantOf(request).name;
       await roleOr404(tenant, request.params.id);
       const { position } = await deps.commands.delete(tenant, request.params.id, commandContextOf(request));
-      await deps.readYourWrites(position, ['roles', 'users']);
+      await deps.readYourWrites(position, ['roles']);
+      await deps.awaitReactions(position, ['users']);
       return { kind: 'deleted', legacy: { deleted: true } };
     },
   });

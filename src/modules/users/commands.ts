@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
-import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
+import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type RoleRemovalReason, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
 import { loadUser } from './load.ts';
 import { assertNotRecentlyUsed, assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
 
@@ -133,9 +133,9 @@ export function userCommands(deps: UserCommandDeps) {
       return run(tenant, userId, { type: 'AssignRole', role: { id: role.id, name: role.name } }, context);
     },
 
-    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext) {
+    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext, reason?: RoleRemovalReason) {
       if (context.actor === userId) throw new AppError('SELF_ROLE_CHANGE', 403, 'You cannot change your own roles');
-      return run(tenant, userId, { type: 'RemoveRole', roleId }, context);
+      return run(tenant, userId, { type: 'RemoveRole', roleId, reason }, context);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Decider } from '../../platform/commands/decider.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
-import type { PasswordChangeReason, RoleRef, UserEvent, UserOrigin, UserProfile } from './events.ts';
+import type { PasswordChangeReason, RoleRef, RoleRemovalReason, UserEvent, UserOrigin, UserProfile } from './events.ts';
 
 export interface ActiveUser extends UserProfile {
   status: 'active';
@@ -34,7 +34,7 @@ export type UserCommand =
   | { type: 'UpdateUser'; profile: Partial<UserProfile>; enabled?: boolean | undefined }
   | { type: 'DeleteUser' }
   | { type: 'AssignRole'; role: RoleRef }
-  | { type: 'RemoveRole'; roleId: string }
+  | { type: 'RemoveRole'; roleId: string; reason?: RoleRemovalReason | undefined }
   /** expectedCurrentHash: the hash the new password was checked against (history, current password). */
   | { type: 'ChangePassword'; passwordHash: string; reason: PasswordChangeReason; expectedCurrentHash: string | null };
 
@@ -114,7 +114,7 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       case 'RemoveRole': {
         const user = activeOr404(state);
         const role = user.roles.find((r) => r.id === command.roleId);
-        return role ? [{ type: 'UserRoleRemoved', data: { userId: user.userId, role } }] : [];
+        return role ? [{ type: 'UserRoleRemoved', data: { userId: user.userId, role, ...(command.reason ? { reason: command.reason } : {}) } }] : [];
       }
       case 'ChangePassword': {
         const user = activeOr404(state);

@@ -46,7 +46,13 @@ export const userDeleted = defineEvent({
   personal: ['email', 'username'],
 });
 export const userRoleAssigned = defineEvent({ type: 'UserRoleAssigned', data: z.strictObject({ userId: z.string(), role: roleRef }) });
-export const userRoleRemoved = defineEvent({ type: 'UserRoleRemoved', data: z.strictObject({ userId: z.string(), role: roleRef }) });
+/** Absent when an administrator removed the role; `role_deleted` when the role itself was deleted. */
+export const ROLE_REMOVAL_REASONS = ['role_deleted'] as const;
+export type RoleRemovalReason = (typeof ROLE_REMOVAL_REASONS)[number];
+export const userRoleRemoved = defineEvent({
+  type: 'UserRoleRemoved',
+  data: z.strictObject({ userId: z.string(), role: roleRef, reason: z.enum(ROLE_REMOVAL_REASONS).optional() }),
+});
 
 /** `change`: by the user with the current password; `reset`: through an e-mailed link. */
 export const PASSWORD_CHANGE_REASONS = ['change', 'reset'] as const;

@@ -133,6 +133,12 @@ export function userQueries(db: Queryable, now: () => Date) {
       );
       return rows;
     },
+
+    /** Every user holding a role (the role-deleted reaction's targets). */
+    async holdersOf(tenant: string, roleId: string): Promise<string[]> {
+      const { rows } = await db.query<{ user_id: string }>('select user_id from user_roles where tenant_id = $1 and role_id = $2 order by user_id', [tenant, roleId]);
+      return rows.map((r) => r.user_id);
+    },
   };
 }
 

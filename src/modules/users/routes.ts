@@ -41,6 +41,8 @@ export interface UserRouteDeps {
   commands: UserCommands;
   queries: UserQueries;
   readYourWrites: ReadYourWrites;
+  /** Waits for the reactions to a write (the deleted user's sessions revoked) to be readable. */
+  awaitReactions: ReadYourWrites;
 }
 
 /** The spec's Users section (manage:users), with its /api/v1 twin for list/get/create/update/delete. */
@@ -109,6 +111,8 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     handler: async (request) => {
       const { position } = await deps.commands.delete(tenantOf(request).name, request.params.id, commandContextOf(request));
       await deps.readYourWrites(position, ['users']);
+      // "sessions invalidated": answered once the revocations the deletion caused are readable.
+      await deps.awaitReactions(position, ['sessions']);
       return { kind: 'deleted', legacy: { deleted: true } };
     },
   });

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { Projection } from './projection.ts';
 
@@ -94,23 +95,9 @@ export class ProjectionWorker {
 }
 
 /** Runs every projection of the service and answers "have my reads caught up with position P?". */
-export class ProjectionRunner {
-  readonly workers: ProjectionWorker[];
-
+export class ProjectionRunner extends FollowerGroup<ProjectionWorker> {
   constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
-    this.workers = projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name })));
-  }
-
-  async start(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.start()));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.stop()));
-  }
-
-  get running(): boolean {
-    return this.workers.every((w) => w.running);
+    super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }))));
   }
 
   /** Waits (bounded) until the named projections (all when omitted) have passed `position`. */

@@ -37,6 +37,12 @@ describe('user decider', () => {
     spec.given([created]).when({ type: 'RemoveRole', roleId: 'r9' }).then([]);
   });
 
+  it('removes a deleted role from its holder once, saying why (redelivery of the reaction appends nothing)', () => {
+    const removed: UserEvent = { type: 'UserRoleRemoved', data: { userId: 'u1', role, reason: 'role_deleted' } };
+    spec.given([created]).when({ type: 'RemoveRole', roleId: 'r1', reason: 'role_deleted' }).then([removed]);
+    spec.given([created, removed]).when({ type: 'RemoveRole', roleId: 'r1', reason: 'role_deleted' }).then([]);
+  });
+
   it('deletes softly: a deleted user accepts no command', () => {
     const deleted: UserEvent = { type: 'UserDeleted', data: { userId: 'u1', email: 'a@x.test', username: 'a' } };
     spec.given([created]).when({ type: 'DeleteUser' }).then([deleted]);
