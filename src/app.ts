@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { auditQueries } from './modules/audit/queries.ts';
+import { registerAuditLogRoutes } from './modules/audit/routes.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -152,6 +154,7 @@ export async function buildService(infra: Infrastructure) {
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
   registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
+  registerAuditLogRoutes(app, auditQueries(pool));
 
   const ignoring = (code: string) => (error: unknown) => {
     if (!(error instanceof AppError && error.code === code)) throw error;

@@ -30,3 +30,14 @@ export function stripSensitiveFields(value: unknown): unknown {
       .map(([name, field]) => [name, stripSensitiveFields(field)]),
   );
 }
+
+export const REDACTED = '[REDACTED]';
+
+/** A deep copy of `value` with every sensitive field that holds something replaced by "[REDACTED]" (audit, history). */
+export function maskSensitiveFields(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskSensitiveFields);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, field]) => [name, isSensitiveField(name) ? (field == null ? field : REDACTED) : maskSensitiveFields(field)]),
+  );
+}

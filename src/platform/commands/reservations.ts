@@ -38,9 +38,11 @@ async function currentHolder(store: EventStore, streamId: string) {
   return { owner, revision: last ? last.revision : ('no_stream' as const) };
 }
 
+export type ReservationEventType = 'ReservationClaimed' | 'ReservationReleased';
+
 function reservationAppend(
   deps: { clock: Clock },
-  type: 'ReservationClaimed' | 'ReservationReleased',
+  type: ReservationEventType,
   claim: Claim,
   revision: bigint | 'no_stream',
   context: CommandContext,
