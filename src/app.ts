@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { registerPermissionCheckAudit } from './modules/audit/permission-check-hooks.ts';
+import { PermissionCheckWriter } from './modules/audit/permission-check-writer.ts';
 import { auditQueries } from './modules/audit/queries.ts';
 import { registerAuditLogRoutes } from './modules/audit/routes.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
@@ -138,6 +140,15 @@ export async function buildService(infra: Infrastructure) {
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  const permissionChecks = new PermissionCheckWriter({
+    db: pool,
+    logger,
+    metrics,
+    maxQueue: config.AUDIT_QUEUE_MAX,
+    batchSize: config.AUDIT_BATCH_SIZE,
+    flushIntervalMs: config.AUDIT_FLUSH_INTERVAL_MS,
+  });
+  if (config.AUDIT_PERMISSION_CHECKS) registerPermissionCheckAudit(app, { writer: permissionChecks, clock, fgaCheckUrl: '/api/fga/check' });
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites });
@@ -181,6 +192,7 @@ export async function buildService(infra: Infrastructure) {
     /** Work started by requests but not awaited by them (e-mails); tests drain it. */
     background,
     fga,
+    permissionChecks,
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     async start(): Promise<void> {
@@ -195,6 +207,7 @@ export async function buildService(infra: Infrastructure) {
     },
     async stop(): Promise<void> {
       await app.close();
+      await permissionChecks.drain();
       await background.drain();
       await sessionSweep.stop();
       await mailer.close();
