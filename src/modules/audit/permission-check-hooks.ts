@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { subjectOf, subjectToString, type RelationTuple } from '../fga/tuple.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -15,19 +16,13 @@ declare module 'fastify' {
   }
 }
 
-interface CheckBody {
-  objectType: string;
-  objectId: string;
-  relation: string;
-  subjectType: string;
-  subjectId: string;
-  subjectRelation?: string;
-}
+/** The question an FGA check asked (its body has the tuple's fields). */
+type CheckBody = RelationTuple;
 
 const checkMetadata = (body: CheckBody) => ({
   object: `${body.objectType}:${body.objectId}`,
   relation: body.relation,
-  subject: `${body.subjectType}:${body.subjectId}${body.subjectRelation ? `#${body.subjectRelation}` : ''}`,
+  subject: subjectToString(subjectOf(body)),
 });
 
 /**
