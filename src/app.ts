@@ -3,6 +3,8 @@ import type { Config } from './config.ts';
 import { registerPermissionCheckAudit } from './modules/audit/permission-check-hooks.ts';
 import { PermissionCheckWriter } from './modules/audit/permission-check-writer.ts';
 import { auditQueries } from './modules/audit/queries.ts';
+import { registerUserHistoryRoutes, userAsOfHandler } from './modules/audit/history-routes.ts';
+import { userHistory } from './modules/audit/user-history.ts';
 import { registerAuditLogRoutes } from './modules/audit/routes.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
@@ -152,7 +154,9 @@ export async function buildService(infra: Infrastructure) {
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites });
-  registerUserRoutes(app, { ...users, readYourWrites });
+  const history = userHistory(store);
+  registerUserRoutes(app, { ...users, readYourWrites, asOf: userAsOfHandler(history, clock) });
+  registerUserHistoryRoutes(app, history);
   registerAuthRoutes(app, {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
