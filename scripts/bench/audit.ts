@@ -23,7 +23,7 @@ async function adminToken(bench: Bench): Promise<string> {
 /** A small drive dataset (the checks' cost is not the point here, the audit's is). */
 async function seedTuples(bench: Bench, token: string): Promise<void> {
   const modelId = (await bench.inject('POST', '/api/fga/models', { name: 'drive', dsl: DRIVE_MODEL }, token)).data.id;
-  await bench.inject('POST', `/api/fga/models/${modelId}/activate`, undefined, token);
+  await bench.inject('POST', `/api/fga/models/${modelId}/activate`, {}, token);
   const texts: string[] = [];
   driveTuples((text) => texts.length < 5_000 && texts.push(text));
   const tuples = [...new Set(texts)].map(parseTuple);

@@ -205,6 +205,7 @@ describe('audit log: projected entries, GET /api/logs/audit, append-only table',
 
   it('refuses UPDATE, DELETE and TRUNCATE in SQL; a rebuild replays without touching existing entries', async () => {
     await auditCaughtUp();
+    await t.service.permissionChecks.drain(); // the denials of the test before
     const before = (await t.db.pool.query('select * from audit_log order by tenant_id, id')).rows;
     await expect(t.db.pool.query("update audit_log set action = 'X' where tenant_id = 'acme'")).rejects.toThrow(/append-only \(UPDATE/);
     await expect(t.db.pool.query("delete from audit_log where tenant_id = 'acme'")).rejects.toThrow(/append-only \(DELETE/);
