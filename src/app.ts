@@ -2,6 +2,12 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
 import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
+import { registerPermissionCheckAudit } from './modules/audit/permission-check-hooks.ts';
+import { PermissionCheckWriter } from './modules/audit/permission-check-writer.ts';
+import { auditQueries } from './modules/audit/queries.ts';
+import { registerUserHistoryRoutes, userAsOfHandler } from './modules/audit/history-routes.ts';
+import { userHistory } from './modules/audit/user-history.ts';
+import { registerAuditLogRoutes } from './modules/audit/routes.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -166,11 +172,22 @@ export async function buildService(infra: Infrastructure) {
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  const permissionChecks = new PermissionCheckWriter({
+    db: pool,
+    logger,
+    metrics,
+    maxQueue: config.AUDIT_QUEUE_MAX,
+    batchSize: config.AUDIT_BATCH_SIZE,
+    flushIntervalMs: config.AUDIT_FLUSH_INTERVAL_MS,
+  });
+  if (config.AUDIT_PERMISSION_CHECKS) registerPermissionCheckAudit(app, { writer: permissionChecks, clock, fgaCheckUrl: '/api/fga/check' });
   registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
   registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
   registerRoleRoutes(app, { ...roles, readYourWrites, awaitReactions });
-  registerUserRoutes(app, { ...users, readYourWrites, awaitReactions });
+  const history = userHistory(store, (event) => eventCatalogue.maskedData(event));
+  registerUserRoutes(app, { ...users, readYourWrites, awaitReactions, asOf: userAsOfHandler(history, clock) });
+  registerUserHistoryRoutes(app, history);
   registerAuthRoutes(app, {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
@@ -186,6 +203,7 @@ export async function buildService(infra: Infrastructure) {
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
   registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
+  registerAuditLogRoutes(app, auditQueries(pool));
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
@@ -208,6 +226,7 @@ export async function buildService(infra: Infrastructure) {
     /** Work started by requests but not awaited by them (e-mails); tests drain it. */
     background,
     fga,
+    permissionChecks,
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     async start(): Promise<void> {
@@ -223,6 +242,7 @@ export async function buildService(infra: Infrastructure) {
     },
     async stop(): Promise<void> {
       await app.close();
+      await permissionChecks.drain();
       await background.drain();
       await sessionSweep.stop();
       await mailer.close();

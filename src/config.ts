@@ -86,6 +86,12 @@ const configSchema = z
     SESSION_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
     /** Sender address of outgoing e-mail. */
     SMTP_FROM: z.string().min(3).default('IAM <no-reply@localhost>'),
+    /** PERMISSION_CHECK audit entries (every FGA check, every denied permission): on by default. */
+    AUDIT_PERMISSION_CHECKS: booleanFromEnv.default(true),
+    /** Their writer's queue bound (entries beyond it are dropped and counted) and batching. */
+    AUDIT_QUEUE_MAX: z.coerce.number().int().min(1).default(50_000),
+    AUDIT_BATCH_SIZE: z.coerce.number().int().min(1).max(4000).default(1000),
+    AUDIT_FLUSH_INTERVAL_MS: z.coerce.number().int().min(1).max(60_000).default(250),
     /** Public base URL of the pages that complete a password reset or a magic link (the token is appended). */
     IAM_PUBLIC_URL: optionalString.pipe(z.url().optional()),
   })

@@ -1,3 +1,4 @@
+import { auditProjection } from '../projections/audit.ts';
 import { fgaProjection } from '../projections/fga.ts';
 import { rolesProjection } from '../projections/roles.ts';
 import { sessionsProjection } from '../projections/sessions.ts';
@@ -7,4 +8,4 @@ import { usersProjection } from '../projections/users.ts';
 import type { Projection } from './platform/projections/projection.ts';
 
 /** Every read model of the service, in one list for the runner and the rebuild command. */
-export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection];
+export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection];

@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { asOfQuery } from '../audit/history-routes.ts';
 import { notFound } from '../../platform/errors.ts';
 import { requirePermission } from '../../platform/http/authentication.ts';
 import { ok } from '../../platform/http/envelopes.ts';
@@ -10,7 +12,7 @@ import { registerVersioned } from '../../platform/http/versioned.ts';
 import type { UserCommands } from './commands.ts';
 import { MAX_PASSWORD_LENGTH } from './passwords.ts';
 import { emailSchema, nameSchema as name, usernameSchema as username } from './schemas.ts';
-import type { UserQueries } from './queries.ts';
+import type { UserDetail, UserQueries } from './queries.ts';
 
 
 const createBody = z.strictObject({
@@ -43,6 +45,8 @@ export interface UserRouteDeps {
   readYourWrites: ReadYourWrites;
   /** Waits for the reactions to a write (the deleted user's sessions revoked) to be readable. */
   awaitReactions: ReadYourWrites;
+  /** The user at an earlier instant (compliance history, audit module). */
+  asOf: (request: FastifyRequest, userId: string, at: Date) => Promise<UserDetail>;
 }
 
 /** The spec's Users section (manage:users), with its /api/v1 twin for list/get/create/update/delete. */
@@ -80,9 +84,14 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     ...guard,
     method: 'GET',
     path: '/users/:id',
-    summary: 'Read a user with two-factor status, phone number and last login',
+    summary: 'Read a user with two-factor status, phone number and last login; with asOf, as it was then',
     params: idParams,
-    handler: async (request) => ({ kind: 'item', data: await detailOr404(tenantOf(request).name, request.params.id) }),
+    query: asOfQuery,
+    handler: async (request) => {
+      const { asOf } = request.query;
+      const data = asOf ? await deps.asOf(request, request.params.id, asOf) : await detailOr404(tenantOf(request).name, request.params.id);
+      return { kind: 'item', data };
+    },
   });
 
   registerVersioned(app, {

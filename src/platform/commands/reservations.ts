@@ -18,6 +18,7 @@ const reservation = z.strictObject({ kind: z.string(), value: z.string(), owner:
 export const reservationClaimed = defineEvent({ type: 'ReservationClaimed', data: reservation, personal: ['value'] });
 export const reservationReleased = defineEvent({ type: 'ReservationReleased', data: reservation, personal: ['value'] });
 export const reservationEvents = [reservationClaimed, reservationReleased];
+export type ReservationEventType = (typeof reservationEvents)[number]['type'];
 
 export const reservationStreamId = (scope: string, kind: string, value: string): string =>
   `${CATEGORY}-${scope}.${kind}.${value.toLowerCase()}`;
@@ -48,7 +49,7 @@ async function currentHolder(store: EventStore, streamId: string) {
 
 function reservationAppend(
   deps: { clock: Clock },
-  type: (typeof reservationEvents)[number]['type'],
+  type: ReservationEventType,
   claim: Claim,
   revision: bigint | 'no_stream',
   context: CommandContext,

@@ -1,9 +1,12 @@
 import { AppError } from '../errors.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { EventDefinition } from './define-event.ts';
-import { omitValuePaths } from './field-paths.ts';
+import { maskValuePaths, omitValuePaths } from './field-paths.ts';
 
 /** An append of an event the catalogue does not know, or whose data does not fit its schema: a programming error. */
+/** What a masked secret reads. */
+export const REDACTED = '[REDACTED]';
+
 export const eventSchemaViolation = (message: string): AppError => new AppError('EVENT_SCHEMA_VIOLATION', 500, message);
 
 /** Events written before versions were recorded carry no schemaVersion: they are version 1. */
@@ -51,8 +54,17 @@ export class EventCatalogue {
    * type throws: nothing whose sensitivity is unknown is published.
    */
   publicData(event: RecordedEvent): unknown {
+    return omitValuePaths(event.data, this.sensitivePaths(event));
+  }
+
+  /** The event's data for readers inside the service's trust boundary (audit, history): sensitive fields read "[REDACTED]". */
+  maskedData(event: RecordedEvent): unknown {
+    return maskValuePaths(event.data, this.sensitivePaths(event), REDACTED);
+  }
+
+  private sensitivePaths(event: RecordedEvent): readonly string[] {
     const definition = this.known(event.type);
-    if (!definition) throw new Error(`event type ${event.type} (position ${event.position}) is not in the event catalogue; not published`);
-    return omitValuePaths(event.data, definition.sensitive);
+    if (!definition) throw new Error(`event type ${event.type} (position ${event.position}) is not in the event catalogue: its sensitive fields are unknown`);
+    return definition.sensitive;
   }
 }

@@ -56,22 +56,31 @@ export function schemaFields(root: JsonSchema): SchemaField[] {
   });
 }
 
+const OMIT = Symbol('omit');
+type Rewrite = (field: unknown) => unknown;
+
 /** A deep copy of `value` without the fields at `paths`. */
-export function omitValuePaths(value: unknown, paths: readonly string[]): unknown {
-  return paths.reduce((current, path) => omitSegments(current, pathSegments(path)), structuredClone(value));
+export const omitValuePaths = (value: unknown, paths: readonly string[]): unknown => rewriteValuePaths(value, paths, () => OMIT);
+
+/** A deep copy of `value` whose fields at `paths` that hold something read `mask` instead. */
+export const maskValuePaths = (value: unknown, paths: readonly string[], mask: string): unknown =>
+  rewriteValuePaths(value, paths, (field) => (field === null || field === undefined ? field : mask));
+
+function rewriteValuePaths(value: unknown, paths: readonly string[], rewrite: Rewrite): unknown {
+  return paths.reduce((current, path) => rewriteSegments(current, pathSegments(path), rewrite), structuredClone(value));
 }
 
-function omitSegments(value: unknown, [segment, ...rest]: string[]): unknown {
+function rewriteSegments(value: unknown, [segment, ...rest]: string[], rewrite: Rewrite): unknown {
   if (segment === undefined) return value;
-  if (segment === ARRAY_ITEMS) return Array.isArray(value) ? value.map((item) => omitSegments(item, rest)) : value;
+  if (segment === ARRAY_ITEMS) return Array.isArray(value) ? value.map((item) => rewriteSegments(item, rest, rewrite)) : value;
   if (!isObject(value)) return value;
-  if (segment === RECORD_VALUES) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, omitSegments(item, rest)]));
+  if (segment === RECORD_VALUES) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, rewriteSegments(item, rest, rewrite)]));
   if (!(segment in value)) return value;
-  if (rest.length === 0) {
-    const { [segment]: _omitted, ...kept } = value;
-    return kept;
-  }
-  return { ...value, [segment]: omitSegments(value[segment], rest) };
+  if (rest.length > 0) return { ...value, [segment]: rewriteSegments(value[segment], rest, rewrite) };
+  const replacement = rewrite(value[segment]);
+  if (replacement !== OMIT) return { ...value, [segment]: replacement };
+  const { [segment]: _omitted, ...kept } = value;
+  return kept;
 }
 
 /** A deep copy of a JSON Schema without the fields at `paths` (in every branch that declares them). */
