@@ -41,7 +41,7 @@ import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
-import { AppError } from './platform/errors.ts';
+import { DomainError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
 import { openMailer } from './platform/mail/open.ts';
 import type { Mailer } from './platform/mail/port.ts';
@@ -52,8 +52,10 @@ import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { registerProjectionLag } from './platform/projections/lag-metric.ts';
+import { ReadYourWrites, readModelQueries, recordingWrites, reportingAppends, WriteLog } from './platform/projections/read-your-writes.ts';
 import { ProjectionRunner } from './platform/projections/runner.ts';
 import { allProjections } from './projections.ts';
+import { errorStatuses } from './error-statuses.ts';
 
 export interface Infrastructure {
   config: Config;
@@ -72,11 +74,14 @@ const VERSION = '0.1.0';
 
 /** Composition root of the modules: wires commands, queries, projections and routes. */
 export async function buildService(infra: Infrastructure) {
-  const { config, logger, pool, store, clock } = infra;
+  const { config, logger, pool, clock } = infra;
+  // Every append of a request lands in its write log (read-your-writes).
+  const store = reportingAppends(infra.store);
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
+  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger);
   // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
   const bus = await openEventBus(config, logger);
   const topic = config.KAFKA_TOPIC;
@@ -93,23 +98,18 @@ export async function buildService(infra: Infrastructure) {
     infra.hasher ??
     new PasswordHasher({ memoryCost: config.ARGON2_MEMORY_KIB, timeCost: config.ARGON2_ITERATIONS, parallelism: config.ARGON2_PARALLELISM });
   const commandDeps = { store, clock };
-  const settings = settingsQueries(pool);
-  const roles = { commands: roleCommands(commandDeps), queries: roleQueries(pool) };
-  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: tenantQueries(pool) };
+  const settings = readModelQueries('settings', readYourWrites, settingsQueries(pool));
+  const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, roleQueries(pool)) };
+  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: readModelQueries('tenants', readYourWrites, tenantQueries(pool)) };
   const users = {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
-    queries: userQueries(pool, () => clock.now()),
-  };
-  const readYourWrites = async (position: bigint, readModels: string[]) => {
-    if (position === 0n) return;
-    const caughtUp = await runner.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS, readModels);
-    if (!caughtUp) logger.warn({ position: String(position), readModels }, 'read models lag behind a write');
+    queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
   };
 
-  const sessionReads = sessionQueries(pool, () => clock.now());
+  const sessionReads = readModelQueries('sessions', readYourWrites, sessionQueries(pool, () => clock.now()));
   const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
   const sessionSweep = new SessionExpirySweep({ ...sessions, logger, intervalMs: config.SESSION_SWEEP_INTERVAL_S * 1000 });
-  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites };
+  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands };
   const login = passwordLogin(loginDeps);
   const authenticate = authenticatedSessions(loginDeps);
   const background = new BackgroundTasks(logger);
@@ -118,55 +118,56 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS });
+  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
     async create(tenant: string, email: string, password: string, context: CommandContext) {
-      const { position } = await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
-      await readYourWrites(position, ['users']);
+      await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
     },
   };
 
-  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION });
+  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION, errorStatuses });
   const activity = new SessionActivity({ commands: sessions.commands, background, clock });
+  app.decorate('readYourWrites', readYourWrites);
   app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
-  registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
-  registerRoleRoutes(app, { ...roles, readYourWrites });
-  registerUserRoutes(app, { ...users, readYourWrites });
+  registerTenantRoutes(app, { ...tenants, platformTenant, firstAdmin });
+  registerRoleRoutes(app, roles);
+  registerUserRoutes(app, users);
   registerAuthRoutes(app, {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
     grants,
     sessions: sessions.commands,
     users: users.queries,
-    readYourWrites,
   });
-  registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout, readYourWrites });
-  registerSessionRoutes(app, { ...sessions, readYourWrites });
-  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
-  registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
+  registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout });
+  registerSessionRoutes(app, sessions);
+  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
+  registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
 
   const ignoring = (code: string) => (error: unknown) => {
-    if (!(error instanceof AppError && error.code === code)) throw error;
+    if (!(error instanceof DomainError && error.code === code)) throw error;
   };
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
     if (!platformTenant) return;
     const context = systemContext(platformTenant);
-    await tenants.commands
-      .create({ name: platformTenant }, context)
-      .then(({ position }) => readYourWrites(position, ['tenants', 'roles']))
-      .catch(ignoring('TENANT_EXISTS'));
     const { IAM_BOOTSTRAP_ADMIN_EMAIL: email, IAM_BOOTSTRAP_ADMIN_PASSWORD: password } = config;
-    if (email && password) await firstAdmin.create(platformTenant, email, password, context).catch(ignoring('EMAIL_TAKEN'));
+    // Like a request: the admin's roles are looked up once the new tenant's roles are readable.
+    const writes = new WriteLog();
+    await recordingWrites(writes, async () => {
+      await tenants.commands.create({ name: platformTenant }, context).catch(ignoring('TENANT_EXISTS'));
+      if (email && password) await firstAdmin.create(platformTenant, email, password, context).catch(ignoring('EMAIL_TAKEN'));
+    });
+    await readYourWrites.settle(writes);
   }
 
   return {

@@ -11,6 +11,8 @@ export interface CommandResult<State, Event> {
   events: Event[];
   /** Global position of the last appended event; 0n when the command changed nothing. */
   position: bigint;
+  /** When the events happened (their metadata's occurredAt); null when nothing was appended. */
+  occurredAt: string | null;
 }
 
 /** Extra streams appended atomically with the aggregate's events (uniqueness reservations). */
@@ -62,11 +64,11 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
   return streamQueue.run(streamId, async () => {
     for (let attempt = 1; ; attempt += 1) {
       const { state, events, append: own } = await decideAppend(deps, decider, streamId, command, context);
-      if (!own) return { state, events, position: 0n };
+      if (!own) return { state, events, position: 0n, occurredAt: null };
       try {
         const extra = sideAppends ? await sideAppends(events, state) : [];
         const results = await deps.store.appendMulti([own, ...extra]);
-        return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results) };
+        return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results), occurredAt: own.events[0]!.metadata.occurredAt };
       } catch (error) {
         const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
         if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;

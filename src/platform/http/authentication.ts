@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
+import { platformError } from '../errors.ts';
 import { tenantOf } from './tenant-resolution.ts';
 
 /** The authenticated caller of a request, resolved in the request's tenant. */
@@ -29,7 +29,7 @@ declare module 'fastify' {
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  if (!match?.[1]) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return match[1];
 }
 
@@ -44,14 +44,14 @@ export function requirePermission(permission: string) {
     await requireAuthentication(request);
     const held = request.principal!.permissions;
     if (!held.has(permission) && !held.has('admin:all')) {
-      throw new AppError('PERMISSION_DENIED', 403, `Permission ${permission} is required`);
+      throw platformError('PERMISSION_DENIED', `Permission ${permission} is required`);
     }
   };
 }
 
 /** The principal of a route guarded by one of the hooks above. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  if (!request.principal) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return request.principal;
 }
 
@@ -61,7 +61,7 @@ export function requirePlatformAdmin(platformTenant: string | undefined) {
   return async function checkPlatformAdmin(request: FastifyRequest): Promise<void> {
     await adminAll(request);
     if (!platformTenant || request.tenant?.name !== platformTenant) {
-      throw new AppError('PERMISSION_DENIED', 403, 'This is managed from the platform tenant');
+      throw platformError('PERMISSION_DENIED', 'This is managed from the platform tenant');
     }
   };
 }

@@ -9,8 +9,8 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import { AppError } from '../errors.ts';
-import { errorHandler, sendError } from './error-handler.ts';
+import { notFound, type ErrorStatuses } from '../errors.ts';
+import { createErrorHandling } from './error-handler.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
 import './route-config.ts';
 
@@ -22,6 +22,15 @@ export interface HttpServerOptions {
   trustProxy: boolean | string;
   issuer: string;
   version: string;
+  /** Every domain code and its status (src/error-statuses.ts). */
+  errorStatuses: ErrorStatuses;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Routes document the statuses of the codes they declare from this table. */
+    errorStatuses: ErrorStatuses;
+  }
 }
 
 /**
@@ -42,8 +51,10 @@ export async function createHttpServer(options: HttpServerOptions) {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  const { errorHandler, sendError } = createErrorHandling(options.errorStatuses);
+  app.decorate('errorStatuses', options.errorStatuses);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('NOT_FOUND', 404, 'Route not found')));
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, notFound('Route')));
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
+import { platformError } from '../errors.ts';
 import type { HttpServer } from './server.ts';
 
 export interface TenantRef {
@@ -18,7 +18,7 @@ export const TENANT_NAME = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
 /** The resolved tenant of a route that requires one. */
 export function tenantOf(request: FastifyRequest): TenantRef {
-  if (!request.tenant) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');
+  if (!request.tenant) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
   return request.tenant;
 }
 
@@ -37,9 +37,9 @@ export function registerTenantResolution(
     if (!route?.startsWith('/api/') || route.startsWith('/api/docs') || config?.tenant === 'none') return;
     const header = request.headers['x-tenant'];
     const name = (Array.isArray(header) ? header[0] : header)?.trim() || options.defaultTenant;
-    if (!name) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');
+    if (!name) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
     const tenant = TENANT_NAME.test(name) ? await options.find(name) : null;
-    if (!tenant) throw new AppError('TENANT_NOT_FOUND', 404, 'Tenant not found');
+    if (!tenant) throw platformError('TENANT_NOT_FOUND', 'Tenant not found');
     request.tenant = tenant;
   });
 }
