@@ -66,7 +66,7 @@ const rewriteNode: ZodType<RewriteNodeShape> = z.lazy(() =>
     z.object({ type: z.enum(['union', 'intersection']), children: z.array(rewriteNode) }),
     z.object({ type: z.literal('exclusion'), base: rewriteNode, subtract: rewriteNode }),
   ]),
-);
+).meta({ id: 'FgaRewriteNode' }); // recursive: documented once, as a component
 const relationReference = z.object({ type: z.string(), relation: z.string().optional(), wildcard: z.literal(true).optional() });
 const authorizationSchema = z.object({
   schemaVersion: z.literal('1.1'),
@@ -105,7 +105,7 @@ const resolutionNode: ZodType<ResolutionShape> = z.lazy(() =>
     tupleFound: z.string().optional(),
     note: z.string().optional(),
   }),
-);
+).meta({ id: 'FgaResolutionNode' });
 export const checkResultSchema = z.object({ allowed: z.boolean(), resolution: resolutionNode.optional() });
 
 type ExpandShape = { type: string; relation?: string | undefined; object?: string | undefined; users?: string[] | undefined; children?: ExpandShape[] | undefined };
@@ -117,6 +117,6 @@ export const expandNodeSchema: ZodType<ExpandShape> = z.lazy(() =>
     users: z.array(z.string()).optional(),
     children: z.array(expandNodeSchema).optional(),
   }),
-);
+).meta({ id: 'FgaExpandNode' });
 export const expandTreeSchema = z.object({ tree: expandNodeSchema });
 export const listObjectsSchema = z.object({ objectIds: z.array(z.string()), total: z.number().int() });

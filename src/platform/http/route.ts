@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { z, ZodType } from 'zod';
 import { WriteLog, recordingWrites, type ReadYourWrites } from '../projections/read-your-writes.ts';
@@ -64,6 +65,10 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
 
 const documented = (statuses: string[], codes: string[]) => `${statuses.join(', ')}: ${codes.join(', ')}`;
 
+/** Success answers described by their status text unless the schema says more. */
+const described = (responses: Responses): Responses =>
+  Object.fromEntries(Object.entries(responses).map(([status, schema]) => [status, schema.description ? schema : schema.describe(STATUS_CODES[status] ?? status)]));
+
 /** Every code a route can answer: declared ones and those its access, tenant and schemas imply. */
 function errorCodes(route: RouteDeclaration<unknown, unknown, unknown, Responses>): string[] {
   const codes = [...route.access.errors, ...(route.errors ?? [])];
@@ -113,7 +118,7 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       ...(declaration.params ? { params: declaration.params } : {}),
       ...(declaration.query ? { querystring: declaration.query } : {}),
       ...(declaration.body ? { body: declaration.body } : {}),
-      response: { ...errorResponses(app, generic, envelope), ...declaration.responses },
+      response: { ...errorResponses(app, generic, envelope), ...described(declaration.responses) },
     },
     config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
     onRequest: declaration.access.hooks,

@@ -3,6 +3,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import {
   jsonSchemaTransform,
+  jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -85,7 +86,8 @@ export async function createHttpServer(options: HttpServerOptions) {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(document.openapiObject) : document.swaggerObject),
+    // Schemas with an id (the recursive trees) become components; then the rate-limit documentation.
+    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(jsonSchemaTransformObject(document)) : document.swaggerObject),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true }, config: { tenant: 'none' } }, async () => app.swagger());

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
+
+/** Writes answer from what they did, and wait for exactly the read models their events feed. */
+describe('read-your-writes over HTTP', () => {
+  let t: TestService;
+  let admin: string;
+  const usersWorker = () => t.service.runner.workers.find((worker) => worker.projection.name === 'users')!;
+  const call = (method: string, url: string, body?: unknown) => t.request({ method, url, body, token: admin, tenant: PLATFORM });
+
+  beforeAll(async () => {
+    t = await startTestService({ env: { READ_YOUR_WRITES_TIMEOUT_MS: '400' } });
+    admin = await t.token({ sub: 'admin', tenant: PLATFORM, roles: ['admin'] });
+  });
+  afterAll(() => t.close());
+
+  it('answers a create with the created user while the users projection lags past the bound', async () => {
+    await usersWorker().stop();
+    try {
+      const created = await call('POST', '/api/users', { email: 'lag@p.test', firstName: 'Lag', roles: ['user'] });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({
+        ok: true,
+        data: {
+          id: expect.any(String), email: 'lag@p.test', username: null, firstName: 'Lag', lastName: null, enabled: true, emailVerified: false,
+          createdAt: expect.any(String), roles: ['user'], phoneNumber: null, phoneNumberVerified: false, lastLoginAt: null, lockedUntil: null,
+          twoFactor: { totpEnabled: false, smsEnabled: false, webauthnEnabled: false },
+        },
+      });
+      // The projection has not run: the read model does not know the user yet.
+      expect((await call('GET', `/api/users/${created.body.data.id}`)).status).toBe(404);
+      await usersWorker().start();
+      // Once it catches up, the read model gives the same view the create answered.
+      await expect.poll(async () => (await call('GET', `/api/users/${created.body.data.id}`)).body.data, { timeout: 10_000 }).toEqual(created.body.data);
+    } finally {
+      if (!usersWorker().running) await usersWorker().start();
+    }
+  });
+
+  it('waits, before answering a write, for the projections that handle what it appended', async () => {
+    const created = await call('POST', '/api/users', { email: 'wait@p.test' });
+    await usersWorker().stop();
+    // The projection comes back within the bound: the update answers only once it has applied the change.
+    setTimeout(() => void usersWorker().start(), 150);
+    const updated = await call('PUT', `/api/users/${created.body.data.id}`, { firstName: 'Waited' });
+    expect(updated.body.data).toEqual({ id: created.body.data.id, email: 'wait@p.test', firstName: 'Waited', enabled: true });
+    expect((await call('GET', `/api/users/${created.body.data.id}`)).body.data.firstName).toBe('Waited');
+  });
+
+  it('does not wait for projections that handle none of the appended events', async () => {
+    await usersWorker().stop();
+    try {
+      const started = Date.now();
+      // A realm-settings change feeds the settings read model only.
+      const response = await call('PUT', '/api/realm-settings', { section: 'bruteForce', data: { lockoutThreshold: 7 } });
+      expect(response.status).toBe(200);
+      expect(response.body.data.bruteForce.lockoutThreshold).toBe(7);
+      expect(Date.now() - started).toBeLessThan(400);
+    } finally {
+      await usersWorker().start();
+    }
+  });
+});
