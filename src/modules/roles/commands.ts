@@ -42,7 +42,8 @@ export function roleCommands(deps: CommandDeps) {
       const roleId = newId();
       try {
         const appends = await roleCreationAppends(deps, tenant, roleId, fields, context);
-        return { roleId, position: lastPosition(await deps.store.appendMulti(appends)) };
+        const position = lastPosition(await deps.store.appendMulti(appends));
+        return { roleId, position, role: { id: roleId, ...fields, createdAt: appends[0]!.events[0]!.metadata.occurredAt } };
       } catch (error) {
         if (isReservationConflict(error, 'role-name')) throw nameTaken();
         throw error;

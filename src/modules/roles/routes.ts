@@ -63,8 +63,9 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     handler: async (request) => {
       const tenant = tenantOf(request).name;
       const { name, description = '', color = '#9e9e9e', permissions } = request.body;
-      const { roleId } = await deps.commands.create(tenant, { name, description, color, permissions: unique(permissions) ?? [] }, commandContextOf(request));
-      return { kind: 'item', data: await roleOr404(tenant, roleId) };
+      const { role } = await deps.commands.create(tenant, { name, description, color, permissions: unique(permissions) ?? [] }, commandContextOf(request));
+      // From what the command appended: a lagging read model cannot make a create a 404.
+      return { kind: 'item', data: { ...role, createdAt: new Date(role.createdAt).toISOString() } };
     },
   });
 

@@ -28,7 +28,7 @@ export function tenantCommands(deps: CommandDeps & { platformTenant: string | un
             ...(await defaultRoleAppends(deps, name, tenantContext)),
           ],
         );
-        return { tenantId, position: result.position };
+        return { tenantId, position: result.position, tenant: result.state, createdAt: result.occurredAt! };
       } catch (error) {
         // The tenant is new: a taken role name in it can only mean a concurrent creation won.
         if (isReservationConflict(error, 'tenant-name') || isReservationConflict(error, 'role-name')) throw tenantExists();

@@ -8,7 +8,7 @@ import { TENANT_NAME } from '../../platform/http/tenant-resolution.ts';
 import { idParams } from '../../platform/http/schemas.ts';
 import { registerVersioned } from '../../platform/http/versioned.ts';
 import type { TenantCommands } from './commands.ts';
-import type { Tenant, TenantQueries } from './queries.ts';
+import { createdTenantView, type Tenant, type TenantQueries } from './queries.ts';
 
 const createBody = z
   .strictObject({
@@ -70,8 +70,9 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
       const context = commandContextOf(request);
       const { adminEmail, adminPassword, ...fields } = request.body;
       if (adminPassword !== undefined) await deps.firstAdmin.check(fields.name, adminPassword);
-      await deps.commands.create(fields, context);
-      const tenant = await findOr404(fields.name);
+      const created = await deps.commands.create(fields, context);
+      // From the command's resulting state: a lagging read model cannot make a create a 404.
+      const tenant = createdTenantView(created.tenant, created.createdAt);
       if (adminEmail && adminPassword) await deps.firstAdmin.create(tenant.name, adminEmail, adminPassword, context);
       return { kind: 'item', data: view(tenant) };
     },

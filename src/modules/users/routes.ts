@@ -102,12 +102,12 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     body: updateBody,
     answers: { kind: 'item', item: userUpdatedSchema },
     errors: ['NOT_FOUND', 'EMAIL_TAKEN', 'USERNAME_TAKEN'],
+    // From the command's resulting state, like the create: never stale, whatever the projection's lag.
     handler: async (request) => {
-      const tenant = tenantOf(request).name;
-      await deps.commands.update(tenant, request.params.id, request.body, commandContextOf(request));
-      const user = await detailOr404(tenant, request.params.id);
+      const { state: user } = await deps.commands.update(tenantOf(request).name, request.params.id, request.body, commandContextOf(request));
+      if (user.status !== 'active') throw notFound('User');
       const updated = Object.fromEntries(Object.keys(request.body).map((key) => [key, user[key as keyof typeof user]]));
-      return { kind: 'item', data: { id: user.id, email: user.email, ...updated, enabled: user.enabled } };
+      return { kind: 'item', data: { id: user.userId, email: user.email, ...updated, enabled: user.enabled } };
     },
   });
 

@@ -5,7 +5,8 @@ import { PLATFORM, startTestService, type TestService } from '../../support/serv
 describe('read-your-writes over HTTP', () => {
   let t: TestService;
   let admin: string;
-  const usersWorker = () => t.service.runner.workers.find((worker) => worker.projection.name === 'users')!;
+  const worker = (name: string) => t.service.runner.workers.find((candidate) => candidate.projection.name === name)!;
+  const usersWorker = () => worker('users');
   const call = (method: string, url: string, body?: unknown) => t.request({ method, url, body, token: admin, tenant: PLATFORM });
 
   beforeAll(async () => {
@@ -34,6 +35,25 @@ describe('read-your-writes over HTTP', () => {
       await expect.poll(async () => (await call('GET', `/api/users/${created.body.data.id}`)).body.data, { timeout: 10_000 }).toEqual(created.body.data);
     } finally {
       if (!usersWorker().running) await usersWorker().start();
+    }
+  });
+
+  it('answers role, tenant and model creates from what they appended while their projections lag', async () => {
+    const lagging = ['roles', 'tenants', 'fga'].map(worker);
+    await Promise.all(lagging.map((w) => w.stop()));
+    try {
+      const role = await call('POST', '/api/roles', { name: 'auditor', permissions: ['view:audit'] });
+      expect([role.status, role.body.data]).toEqual([201, { id: expect.any(String), name: 'auditor', description: '', color: '#9e9e9e', permissions: ['view:audit'], createdAt: expect.any(String) }]);
+      const tenant = await call('POST', '/api/tenants', { name: 'lagging', displayName: 'Lagging' });
+      expect([tenant.status, tenant.body.data]).toEqual([201, { id: expect.any(String), name: 'lagging', displayName: 'Lagging', createdAt: expect.any(String), updatedAt: tenant.body.data.createdAt }]);
+      const model = await call('POST', '/api/fga/models', { name: 'm', dsl: 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user]' });
+      expect([model.status, model.body.data.version, model.body.data.isActive]).toEqual([201, 1, false]);
+      await Promise.all(lagging.map((w) => w.start()));
+      await expect.poll(async () => (await call('GET', `/api/roles/${role.body.data.id}`)).body.data, { timeout: 10_000 }).toEqual(role.body.data);
+      await expect.poll(async () => (await call('GET', '/api/tenants/lagging')).body.data, { timeout: 10_000 }).toEqual(tenant.body.data);
+      await expect.poll(async () => (await call('GET', `/api/fga/models/${model.body.data.id}`)).body.data, { timeout: 10_000 }).toEqual(model.body.data);
+    } finally {
+      await Promise.all(lagging.filter((w) => !w.running).map((w) => w.start()));
     }
   });
 
