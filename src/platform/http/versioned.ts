@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z, type ZodType } from 'zod';
 import { ok, okBody, okList, okListBody, pagination, v1List, v1ListBody } from './envelopes.ts';
 import { route, type RouteDeclaration } from './route.ts';
@@ -110,5 +110,3 @@ export function registerVersioned<P extends ZodType | undefined, Q extends ZodTy
     handler: async (request) => v1Shape(await handler(request as never)) as never,
   });
 }
-
-export type { FastifyReply };
