@@ -91,10 +91,13 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     errors: ['NOT_FOUND', 'ROLE_NAME_TAKEN'],
     handler: async (request) => {
       const tenant = tenantOf(request).name;
-      await roleOr404(tenant, request.params.id);
+      const before = await roleOr404(tenant, request.params.id);
       const { permissions, ...rest } = request.body;
-      await deps.commands.update(tenant, request.params.id, { ...rest, permissions: unique(permissions) }, commandContextOf(request));
-      return { kind: 'item', data: await roleOr404(tenant, request.params.id) };
+      const { state } = await deps.commands.update(tenant, request.params.id, { ...rest, permissions: unique(permissions) }, commandContextOf(request));
+      if (state.status !== 'active') throw notFound('Role');
+      // From the command's resulting state: never stale, whatever the projection's lag.
+      const { roleId: id, name, description, color, permissions: held } = state;
+      return { kind: 'item', data: { id, name, description, color, permissions: held, createdAt: before.createdAt } };
     },
   });
 

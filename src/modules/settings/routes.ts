@@ -54,9 +54,9 @@ export function registerSettingsRoutes(app: HttpServer, deps: { commands: Return
         }));
         throw validationError(`Invalid ${details.map((d) => d.path.replace(/^data\./, '')).join(', ')}`, details);
       }
-      const tenant = tenantOf(request).name;
-      await deps.commands.update(tenant, section, parsed.data, commandContextOf(request));
-      return success((await deps.queries.nested(tenant)).settings);
+      // The command's resulting state is the nested settings the read model shows: never stale.
+      const { state } = await deps.commands.update(tenantOf(request).name, section, parsed.data, commandContextOf(request));
+      return success(state);
     },
   });
 }

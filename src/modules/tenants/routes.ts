@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CommandContext } from '../../platform/commands/context.ts';
+import { changedAt } from '../../platform/commands/handle-command.ts';
 import { notFound } from '../../platform/errors.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
 import { platformAdmin } from '../../platform/http/route.ts';
@@ -100,8 +101,10 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
     errors: ['NOT_FOUND'],
     handler: async (request) => {
       const tenant = await findOr404(request.params.id);
-      await deps.commands.update(tenant, request.body, commandContextOf(request));
-      return { kind: 'item', data: view(await findOr404(tenant.id)) };
+      const result = await deps.commands.update(tenant, request.body, commandContextOf(request));
+      if (result.state.status !== 'active') throw notFound('Tenant');
+      // From the command's resulting state: never stale, whatever the projection's lag.
+      return { kind: 'item', data: view({ ...tenant, displayName: result.state.displayName, updatedAt: changedAt(result, tenant.updatedAt) }) };
     },
   });
 

@@ -15,6 +15,10 @@ export interface CommandResult<State, Event> {
   occurredAt: string | null;
 }
 
+/** When a command last changed its aggregate: its events' time, or `previous` when it changed nothing. */
+export const changedAt = (result: { occurredAt: string | null }, previous: string): string =>
+  result.occurredAt ? new Date(result.occurredAt).toISOString() : previous;
+
 /** Extra streams appended atomically with the aggregate's events (uniqueness reservations). */
 export type SideAppends<State, Event> = (events: Event[], stateBefore: State) => Promise<StreamAppend[]> | StreamAppend[];
 

@@ -57,6 +57,30 @@ describe('read-your-writes over HTTP', () => {
     }
   });
 
+  it('answers updates from the command state while the read models lag past the bound', async () => {
+    const role = (await call('POST', '/api/roles', { name: 'editor' })).body.data;
+    const model = (await call('POST', '/api/fga/models', { name: 'before', dsl: 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user]' })).body.data;
+    const lagging = ['roles', 'tenants', 'fga', 'settings'].map(worker);
+    await Promise.all(lagging.map((w) => w.stop()));
+    try {
+      const updatedRole = await call('PUT', `/api/roles/${role.id}`, { description: 'Edits', permissions: ['manage:users'] });
+      expect(updatedRole.body.data).toEqual({ ...role, description: 'Edits', permissions: ['manage:users'] });
+      const updatedTenant = await call('PUT', `/api/tenants/${PLATFORM}`, { displayName: 'The Platform' });
+      expect(updatedTenant.body.data).toMatchObject({ name: PLATFORM, displayName: 'The Platform' });
+      const updatedModel = await call('PUT', `/api/fga/models/${model.id}`, { name: 'after' });
+      expect(updatedModel.body.data).toEqual({ ...model, name: 'after', updatedAt: expect.any(String) });
+      const settings = await call('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 9 } });
+      expect(settings.body.data.login.maxConcurrentSessions).toBe(9);
+      await Promise.all(lagging.map((w) => w.start()));
+      // The read models, once caught up, show what the updates answered.
+      await expect.poll(async () => (await call('GET', `/api/roles/${role.id}`)).body.data, { timeout: 10_000 }).toEqual(updatedRole.body.data);
+      await expect.poll(async () => (await call('GET', `/api/tenants/${PLATFORM}`)).body.data, { timeout: 10_000 }).toEqual(updatedTenant.body.data);
+      await expect.poll(async () => (await call('GET', `/api/fga/models/${model.id}`)).body.data, { timeout: 10_000 }).toEqual(updatedModel.body.data);
+    } finally {
+      await Promise.all(lagging.filter((w) => !w.running).map((w) => w.start()));
+    }
+  });
+
   it('waits, before answering a write, for the projections that handle what it appended', async () => {
     const created = await call('POST', '/api/users', { email: 'wait@p.test' });
     await usersWorker().stop();

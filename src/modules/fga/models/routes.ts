@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { changedAt } from '../../../platform/commands/handle-command.ts';
 import { notFound } from '../../../platform/errors.ts';
 import { ok, okBody } from '../../../platform/http/envelopes.ts';
 import { commandContextOf } from '../../../platform/http/request-context.ts';
@@ -85,10 +86,13 @@ export function registerModelRoutes(app: HttpServer, deps: ModelRouteDeps): void
     errors: ['NOT_FOUND', ...DSL_ERRORS],
     handler: async (request) => {
       const tenant = tenantOf(request).name;
-      await modelOr404(tenant, request.params.id);
-      const { position } = await deps.commands.update(tenant, request.params.id, request.body, commandContextOf(request));
-      await deps.settle(position);
-      return ok(await modelOr404(tenant, request.params.id));
+      const before = await modelOr404(tenant, request.params.id);
+      const result = await deps.commands.update(tenant, request.params.id, request.body, commandContextOf(request));
+      await deps.settle(result.position);
+      const model = result.state.models.get(request.params.id);
+      if (!model) throw notFound('Model');
+      // From the command's resulting state: never stale, whatever the projection's lag.
+      return ok({ ...before, name: model.name, dsl: model.dsl, schema: model.schema, isActive: model.status === 'active', updatedAt: changedAt(result, before.updatedAt) });
     },
   });
 
