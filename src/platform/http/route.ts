@@ -55,7 +55,8 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
   responses: R;
   /** Domain codes the handler can raise beyond those implied by access, tenant and request schemas. */
   errors?: string[];
-  hide?: boolean;
+  /** The success answers' media type when not JSON (text, HTML). */
+  contentType?: string;
   preValidation?: Hook;
   handler: (
     request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>,
@@ -65,9 +66,15 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
 
 const documented = (statuses: string[], codes: string[]) => `${statuses.join(', ')}: ${codes.join(', ')}`;
 
-/** Success answers described by their status text unless the schema says more. */
-const described = (responses: Responses): Responses =>
-  Object.fromEntries(Object.entries(responses).map(([status, schema]) => [status, schema.description ? schema : schema.describe(STATUS_CODES[status] ?? status)]));
+/** Success answers described by their status text unless the schema says more; in their media type when not JSON. */
+function successResponses(responses: Responses, contentType: string | undefined) {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, schema]) => {
+      const description = schema.description ?? STATUS_CODES[status] ?? status;
+      return [status, contentType ? { description, content: { [contentType]: { schema } } } : schema.describe(description)];
+    }),
+  );
+}
 
 /** Every code a route can answer: declared ones and those its access, tenant and schemas imply. */
 function errorCodes(route: RouteDeclaration<unknown, unknown, unknown, Responses>): string[] {
@@ -83,6 +90,7 @@ function errorCodes(route: RouteDeclaration<unknown, unknown, unknown, Responses
 function errorResponses(app: HttpServer, route: RouteDeclaration<unknown, unknown, unknown, Responses>, envelope: ErrorEnvelope) {
   const byStatus = new Map<number, string[]>();
   for (const code of errorCodes(route)) {
+    if (!Object.hasOwn(app.errorStatuses, code)) throw new Error(`${route.method} ${route.url} declares ${code}, which the error table does not map`);
     const wire = wireOf(app.errorStatuses, code);
     byStatus.set(wire.status, [...(byStatus.get(wire.status) ?? []), wire.code]);
   }
@@ -114,11 +122,10 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       tags: declaration.tags,
       summary: declaration.summary,
       ...(requires ? { description: `Requires ${requires}.`, security: [{ bearer: [] }] } : {}),
-      ...(declaration.hide ? { hide: true } : {}),
       ...(declaration.params ? { params: declaration.params } : {}),
       ...(declaration.query ? { querystring: declaration.query } : {}),
       ...(declaration.body ? { body: declaration.body } : {}),
-      response: { ...errorResponses(app, generic, envelope), ...described(declaration.responses) },
+      response: { ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType) },
     },
     config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
     onRequest: declaration.access.hooks,

@@ -35,6 +35,7 @@ export function registerSystemRoutes(app: HttpServer, deps: { db: Queryable; met
     ...system,
     url: '/metrics',
     summary: 'Prometheus metrics',
+    contentType: 'text/plain',
     responses: { 200: z.string().describe('Prometheus text exposition format') },
     handler: async (_request, reply) => {
       const body = await deps.metrics.registry.metrics();
