@@ -9,10 +9,12 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Metrics } from '../metrics.ts';
 import { notFound, type ErrorStatuses } from '../errors.ts';
 import { createErrorHandling } from './error-handler.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
+import { publicAccess, route } from './route.ts';
 import './route-config.ts';
 
 export interface HttpServerOptions {
@@ -90,7 +92,16 @@ export async function createHttpServer(options: HttpServerOptions) {
     transformObject: (document) => ('openapiObject' in document ? documentRateLimits(jsonSchemaTransformObject(document)) : document.swaggerObject),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
-  app.get('/api/openapi.json', { schema: { hide: true }, config: { tenant: 'none' } }, async () => app.swagger());
+  route(app, {
+    tags: ['System'],
+    access: publicAccess,
+    tenant: 'none',
+    method: 'GET',
+    url: '/api/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    responses: { 200: z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }) },
+    handler: async () => app.swagger() as never,
+  });
   return app;
 }
 
