@@ -63,9 +63,11 @@ import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { registerProjectionLag, registerReactionLag } from './platform/projections/lag-metric.ts';
+import { ReadYourWrites, readModelQueries, recordingWrites, reportingAppends, WriteLog } from './platform/projections/read-your-writes.ts';
 import { ProjectionRunner } from './platform/projections/runner.ts';
 import { ReactionRunner } from './platform/reactions/runner.ts';
 import { allProjections } from './projections.ts';
+import { errorStatuses } from './error-statuses.ts';
 
 export interface Infrastructure {
   config: Config;
@@ -85,12 +87,14 @@ const VERSION = '0.1.0';
 /** Composition root of the modules: wires commands, queries, projections and routes. */
 export async function buildService(infra: Infrastructure) {
   const { config, logger, pool, clock } = infra;
-  // Every append and read of the service goes through the event catalogue: no path can bypass it.
-  const store = cataloguedStore(infra.store);
+  // Every append and read goes through the event catalogue, and every append of a request lands in
+  // its write log (read-your-writes): no path can bypass either.
+  const store = reportingAppends(cataloguedStore(infra.store));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
+  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger);
   // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
@@ -107,20 +111,15 @@ export async function buildService(infra: Infrastructure) {
     infra.hasher ??
     new PasswordHasher({ memoryCost: config.ARGON2_MEMORY_KIB, timeCost: config.ARGON2_ITERATIONS, parallelism: config.ARGON2_PARALLELISM });
   const commandDeps = { store, clock };
-  const settings = settingsQueries(pool);
-  const roles = { commands: roleCommands(commandDeps), queries: roleQueries(pool) };
-  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: tenantQueries(pool) };
+  const settings = readModelQueries('settings', readYourWrites, settingsQueries(pool));
+  const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, roleQueries(pool)) };
+  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: readModelQueries('tenants', readYourWrites, tenantQueries(pool)) };
   const users = {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
-    queries: userQueries(pool, () => clock.now()),
-  };
-  const readYourWrites = async (position: bigint, readModels: string[]) => {
-    if (position === 0n) return;
-    const caughtUp = await runner.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS, readModels);
-    if (!caughtUp) logger.warn({ position: String(position), readModels }, 'read models lag behind a write');
+    queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
   };
 
-  const sessionReads = sessionQueries(pool, () => clock.now());
+  const sessionReads = readModelQueries('sessions', readYourWrites, sessionQueries(pool, () => clock.now()));
   const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
   const reactions = new ReactionRunner([sessionReactions({ store, ...sessions }), userReactions({ store, ...users })], {
     store,
@@ -129,15 +128,15 @@ export async function buildService(infra: Infrastructure) {
     readModels: runner,
   });
   registerReactionLag(metrics, reactions, pool);
-  /** Waits (bounded) until the reactions to a write have run and the named read models show their commands. */
-  const awaitReactions = async (position: bigint, readModels: string[]) => {
+  /** Waits (bounded) until the reactions to a write have run and every read model shows their commands. */
+  const awaitReactions = async (position: bigint) => {
     if (position === 0n) return;
     const caused = await reactions.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS);
-    if (caused === null) logger.warn({ position: String(position) }, 'reactions lag behind a write');
-    else await readYourWrites(caused, readModels);
+    const shown = caused !== null && (await runner.waitFor(caused, config.READ_YOUR_WRITES_TIMEOUT_MS));
+    if (!shown) logger.warn({ position: String(position) }, 'reactions or read models lag behind a write');
   };
   const sessionSweep = new SessionExpirySweep({ ...sessions, logger, intervalMs: config.SESSION_SWEEP_INTERVAL_S * 1000 });
-  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites };
+  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands };
   const login = passwordLogin(loginDeps);
   const authenticate = authenticatedSessions(loginDeps);
   const background = new BackgroundTasks(logger);
@@ -146,18 +145,20 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS });
+  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
     async create(tenant: string, email: string, password: string, context: CommandContext) {
-      const { position } = await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
-      await readYourWrites(position, ['users']);
+      await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
     },
   };
 
-  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT,
+  const app = await createHttpServer({
+    logger,
+    metrics,
+    bodyLimit: config.HTTP_BODY_LIMIT,
     limits: {
       handlerTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
@@ -165,8 +166,13 @@ export async function buildService(infra: Infrastructure) {
       keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxHeaderBytes: config.HTTP_MAX_HEADER_BYTES,
     },
-    trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION });
+    trustProxy: config.HTTP_TRUST_PROXY,
+    issuer: config.IAM_ISSUER,
+    version: VERSION,
+    errorStatuses,
+  });
   const activity = new SessionActivity({ commands: sessions.commands, background, clock });
+  app.decorate('readYourWrites', readYourWrites);
   app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
@@ -183,10 +189,10 @@ export async function buildService(infra: Infrastructure) {
   if (config.AUDIT_PERMISSION_CHECKS) registerPermissionCheckAudit(app, { writer: permissionChecks, clock, fgaCheckUrl: '/api/fga/check' });
   registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
-  registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
-  registerRoleRoutes(app, { ...roles, readYourWrites, awaitReactions });
+  registerTenantRoutes(app, { ...tenants, platformTenant, firstAdmin });
+  registerRoleRoutes(app, { ...roles, awaitReactions });
   const history = userHistory(store, (event) => eventCatalogue.maskedData(event));
-  registerUserRoutes(app, { ...users, readYourWrites, awaitReactions, asOf: userAsOfHandler(history, clock) });
+  registerUserRoutes(app, { ...users, awaitReactions, asOf: userAsOfHandler(history, clock) });
   registerUserHistoryRoutes(app, history);
   registerAuthRoutes(app, {
     login,
@@ -194,15 +200,14 @@ export async function buildService(infra: Infrastructure) {
     grants,
     sessions: sessions.commands,
     users: users.queries,
-    readYourWrites,
   });
   const magic = magicLinks({ store, links, authenticate, requestLink });
-  registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout, readYourWrites });
+  registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });
   const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
-  registerLinkPages(app, { passwords, magicLinks: magic, csrf, readYourWrites });
-  registerSessionRoutes(app, { ...sessions, readYourWrites });
-  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
-  registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
+  registerLinkPages(app, { passwords, magicLinks: magic, csrf });
+  registerSessionRoutes(app, sessions);
+  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
+  registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
   registerAuditLogRoutes(app, auditQueries(pool));
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
@@ -210,10 +215,15 @@ export async function buildService(infra: Infrastructure) {
     if (!platformTenant) return;
     const { IAM_BOOTSTRAP_ADMIN_EMAIL: adminEmail, IAM_BOOTSTRAP_ADMIN_PASSWORD: adminPassword } = config;
     const announce = (message: string) => logger.warn(message);
-    await bootstrapPlatformTenant(
-      { tenants: tenants.commands, firstAdmin, readYourWrites, announce },
-      { tenant: platformTenant, adminEmail, adminPassword, context: systemContext(platformTenant) },
+    // Like a request: the admin's roles are looked up once the new tenant's roles are readable.
+    const writes = new WriteLog();
+    await recordingWrites(writes, () =>
+      bootstrapPlatformTenant(
+        { tenants: tenants.commands, firstAdmin, announce },
+        { tenant: platformTenant, adminEmail, adminPassword, context: systemContext(platformTenant) },
+      ),
     );
+    await readYourWrites.settle(writes);
   }
 
   return {

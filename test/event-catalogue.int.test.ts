@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cataloguedStore } from '../src/event-catalogue.ts';
 import { userStreamId } from '../src/modules/users/events.ts';
-import { AppError } from '../src/platform/errors.ts';
+import { errorStatuses } from '../src/error-statuses.ts';
+import { DomainError } from '../src/platform/errors.ts';
+import { wireOf } from '../src/platform/http/error-statuses.ts';
 import type { EventStore, NewEvent, RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { newId } from '../src/platform/ids.ts';
 import { PLATFORM, startTestService, type TestService } from './support/service.ts';
@@ -19,10 +21,10 @@ function newUserCreated(userId: string, data: Record<string, unknown> = {}): New
   return { id: newId(), type: 'UserCreated', data: { ...base, ...data }, metadata: metadata(PLATFORM) };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
+async function rejection(promise: Promise<unknown>): Promise<DomainError> {
   const error = await promise.then(() => null, (e: unknown) => e);
-  expect(error).toBeInstanceOf(AppError);
-  return error as AppError;
+  expect(error).toBeInstanceOf(DomainError);
+  return error as DomainError;
 }
 
 describe('the event catalogue around the event store', () => {
@@ -39,7 +41,8 @@ describe('the event catalogue around the event store', () => {
     const ownStream = userStreamId(PLATFORM, userId);
     const otherStream = userStreamId(PLATFORM, newId());
     const unknown = await rejection(store.append(ownStream, [{ ...newUserCreated(userId), type: 'UserTeleported' }]));
-    expect([unknown.code, unknown.status]).toEqual(['EVENT_SCHEMA_VIOLATION', 500]);
+    expect(unknown.code).toBe('EVENT_SCHEMA_VIOLATION');
+    expect(wireOf(errorStatuses, unknown.code).status).toBe(500);
     expect(unknown.message).toContain('UserTeleported');
 
     const good = newUserCreated(newId());

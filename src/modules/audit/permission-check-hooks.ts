@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { subjectOf, subjectToString, type RelationTuple } from '../fga/tuple.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { AppError } from '../../platform/errors.ts';
+import { DomainError, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { AuditEntry } from './entry.ts';
@@ -63,7 +63,7 @@ export function registerPermissionCheckAudit(app: FastifyInstance, deps: { write
 
   app.addHook('onError', async (request, _reply, error) => {
     if (!request.tenant) return;
-    const known = error instanceof AppError ? error : hasZodFastifySchemaValidationErrors(error) ? new AppError('VALIDATION_ERROR', 400, 'Request validation failed') : null;
+    const known = error instanceof DomainError ? error : hasZodFastifySchemaValidationErrors(error) ? validationError('Request validation failed') : null;
     const code = known?.code ?? 'INTERNAL_ERROR';
     const message = known?.message ?? 'Internal server error';
     if (code === 'PERMISSION_DENIED') {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { AppError } from '../../platform/errors.ts';
-import { requirePermission } from '../../platform/http/authentication.ts';
+import { platformError } from '../../platform/errors.ts';
+import { permission, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { AuditQueries } from './queries.ts';
-import { PERMISSION_CHECK } from './vocabulary.ts';
+import { AUDIT_STATUSES, PERMISSION_CHECK } from './vocabulary.ts';
 
 const MAX_LIMIT = 500;
 const DAY_MS = 86_400_000;
@@ -38,23 +38,46 @@ const listQuery = z.object({
     .describe('comma-separated; default PERMISSION_CHECK (unless `action` is given); any value, even empty, replaces the default'),
 });
 
+/** The spec's Audit log entry. */
+const entrySchema = z.object({
+  id: z.string(),
+  action: z.string(),
+  userId: z.string().nullable().describe('the actor; null for the system'),
+  resource: z.string().nullable(),
+  resourceId: z.string().nullable(),
+  status: z.enum(AUDIT_STATUSES),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  clientIp: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable().describe('before/after summaries; secrets "[REDACTED]"'),
+  createdAt: z.string(),
+});
+const listBody = z.object({
+  data: z.array(entrySchema),
+  pagination: z.object({ total: z.number().int(), limit: z.number().int(), offset: z.number().int(), hasMore: z.boolean() }),
+});
+
 /** The spec's Audit logs: GET /api/logs/audit (view:audit), a flat `{data, pagination}` body. */
 export function registerAuditLogRoutes(app: HttpServer, queries: AuditQueries): void {
-  app.get(
-    '/api/logs/audit',
-    {
-      schema: { tags: ['Audit'], security: [{ bearer: [] }], summary: 'Audit log entries of the tenant, newest first', querystring: listQuery },
-      onRequest: [requirePermission('view:audit')],
-    },
-    async (request) => {
+  route(app, {
+    tags: ['Audit'],
+    access: permission('view:audit'),
+    method: 'GET',
+    url: '/api/logs/audit',
+    summary: 'Audit log entries of the tenant, newest first',
+    query: listQuery,
+    responses: { 200: listBody },
+    handler: async (request) => {
       const { offset, limit, action, userId, startDate, endDate, excludeActions } = request.query;
       const excluded = excludeActions ?? (action === undefined ? [PERMISSION_CHECK] : []);
       const { items, total } = await queries.list(tenantOf(request).name, { offset, limit, action, userId, from: startDate, to: endDate, excludeActions: excluded });
       return { data: items, pagination: { total, limit, offset, hasMore: offset + items.length < total } };
     },
-  );
+  });
 
-  // The log is append-only: no method changes it, whatever the path below it.
+  // The log is append-only: no method changes it, whatever the path below it. These refusals are
+  // not operations of the API, so they stay out of the OpenAPI document.
   for (const url of ['/api/logs/audit', '/api/logs/audit/*']) {
     app.route({
       method: ['PUT', 'PATCH', 'DELETE', 'POST'],
@@ -62,7 +85,7 @@ export function registerAuditLogRoutes(app: HttpServer, queries: AuditQueries): 
       schema: { hide: true },
       handler: async (_request, reply) => {
         void reply.header('allow', 'GET');
-        throw new AppError('METHOD_NOT_ALLOWED', 405, 'The audit log is append-only');
+        throw platformError('METHOD_NOT_ALLOWED', 'The audit log is append-only');
       },
     });
   }

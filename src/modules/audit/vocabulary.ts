@@ -79,4 +79,5 @@ export const WEBHOOK_EVENT_TYPES = [
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-export type AuditStatus = 'success' | 'failure' | 'pending';
+export const AUDIT_STATUSES = ['success', 'failure', 'pending'] as const;
+export type AuditStatus = (typeof AUDIT_STATUSES)[number];

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { AppError } from '../../platform/errors.ts';
+import { DomainError } from '../../platform/errors.ts';
 import type { TenantCommands } from './commands.ts';
 
 export interface BootstrapDeps {
@@ -9,7 +9,6 @@ export interface BootstrapDeps {
     check(tenant: string, password: string): Promise<void>;
     create(tenant: string, email: string, password: string, context: CommandContext): Promise<void>;
   };
-  readYourWrites(position: bigint, readModels: string[]): Promise<void>;
   /** Where the one-time credentials of a generated administrator are announced. */
   announce(message: string): void;
 }
@@ -24,7 +23,7 @@ export function generatePassword(): string {
 }
 
 const ignoring = (code: string) => (error: unknown) => {
-  if (!(error instanceof AppError && error.code === code)) throw error;
+  if (!(error instanceof DomainError && error.code === code)) throw error;
 };
 
 /**
@@ -40,10 +39,7 @@ export async function bootstrapPlatformTenant(
 ): Promise<void> {
   const { tenant, adminEmail, adminPassword, context } = options;
   const created = await deps.tenants.create({ name: tenant }, context).then(
-    async ({ position }) => {
-      await deps.readYourWrites(position, ['tenants', 'roles']);
-      return true;
-    },
+    () => true,
     (error: unknown) => {
       ignoring('TENANT_EXISTS')(error);
       return false;

@@ -1,5 +1,6 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
+import { userError } from './errors.ts';
 import type { PasswordChangeReason, RoleRef, RoleRemovalReason, UserEvent, UserOrigin, UserProfile } from './events.ts';
 
 export interface ActiveUser extends UserProfile {
@@ -87,7 +88,7 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateUser': {
-        if (state.status !== 'absent') throw new AppError('USER_EXISTS', 409, 'User already exists');
+        if (state.status !== 'absent') throw userError('USER_EXISTS', 'User already exists');
         const { userId, profile, passwordHash, roles, enabled, emailVerified, origin } = command;
         return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified, origin } }];
       }
@@ -118,7 +119,7 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       }
       case 'ChangePassword': {
         const user = activeOr404(state);
-        if (user.passwordHash !== command.expectedCurrentHash) throw new AppError('CONFLICT', 409, 'The password was changed concurrently');
+        if (user.passwordHash !== command.expectedCurrentHash) throw conflict('The password was changed concurrently');
         return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash, reason: command.reason } }];
       }
       default: {

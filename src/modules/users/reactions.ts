@@ -1,6 +1,6 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { fold } from '../../platform/commands/decider.ts';
-import { AppError } from '../../platform/errors.ts';
+import { DomainError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { commandEach, defineReaction } from '../../platform/reactions/reaction.ts';
 import { roleDecider } from '../roles/decider.ts';
@@ -18,7 +18,7 @@ export function userReactions(deps: { store: EventStore; commands: UserCommands;
   const remove = (userId: string, roleId: string, context: CommandContext) =>
     deps.commands.removeRole(context.tenantId, userId, roleId, context, 'role_deleted').catch((error: unknown) => {
       // A user deleted meanwhile holds no role any more.
-      if (error instanceof AppError && error.code === 'NOT_FOUND') return { position: 0n };
+      if (error instanceof DomainError && error.code === 'NOT_FOUND') return { position: 0n };
       throw error;
     });
 

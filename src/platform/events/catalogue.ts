@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts';
+import { platformError, type DomainError } from '../errors.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { EventDefinition } from './define-event.ts';
 import { maskValuePaths, omitValuePaths } from './field-paths.ts';
@@ -7,7 +7,7 @@ import { maskValuePaths, omitValuePaths } from './field-paths.ts';
 /** What a masked secret reads. */
 export const REDACTED = '[REDACTED]';
 
-export const eventSchemaViolation = (message: string): AppError => new AppError('EVENT_SCHEMA_VIOLATION', 500, message);
+export const eventSchemaViolation = (message: string): DomainError => platformError('EVENT_SCHEMA_VIOLATION', message);
 
 /** Events written before versions were recorded carry no schemaVersion: they are version 1. */
 const versionOf = (event: RecordedEvent): number => event.metadata.schemaVersion ?? 1;

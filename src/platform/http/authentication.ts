@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
-import { AppError } from '../errors.ts';
+import { platformError } from '../errors.ts';
 import { adoptTenant, tenantOf } from './tenant-resolution.ts';
 
 /** The authenticated caller of a request, resolved in the request's tenant. */
@@ -30,11 +30,11 @@ declare module 'fastify' {
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  if (!match?.[1]) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return match[1];
 }
 
-const tokenInvalid = () => new AppError('TOKEN_INVALID', 401, 'The access token is invalid');
+const tokenInvalid = () => platformError('TOKEN_INVALID', 'The access token is invalid');
 
 /** The unverified `tid` of a JWT, or null: only a hint of where to verify it. */
 function tenantClaimOf(token: string): string | null {
@@ -59,20 +59,19 @@ export async function requireAuthentication(request: FastifyRequest): Promise<vo
   request.principal = await request.server.authenticator.authenticate(token, tenant.name);
 }
 
-/** Route hook: a valid token whose roles grant `permission` (admin:all grants everything). */
-export function requirePermission(permission: string) {
+/** Route hook: a valid token whose roles grant every one of `permissions` (admin:all grants everything). */
+export function requirePermission(...permissions: string[]) {
   return async function checkPermission(request: FastifyRequest): Promise<void> {
     await requireAuthentication(request);
     const held = request.principal!.permissions;
-    if (!held.has(permission) && !held.has('admin:all')) {
-      throw new AppError('PERMISSION_DENIED', 403, `Permission ${permission} is required`);
-    }
+    const missing = held.has('admin:all') ? undefined : permissions.find((permission) => !held.has(permission));
+    if (missing) throw platformError('PERMISSION_DENIED', `Permission ${missing} is required`);
   };
 }
 
 /** The principal of a route guarded by one of the hooks above. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  if (!request.principal) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return request.principal;
 }
 
@@ -82,7 +81,7 @@ export function requirePlatformAdmin(platformTenant: string | undefined) {
   return async function checkPlatformAdmin(request: FastifyRequest): Promise<void> {
     await adminAll(request);
     if (!platformTenant || request.tenant?.name !== platformTenant) {
-      throw new AppError('PERMISSION_DENIED', 403, 'This is managed from the platform tenant');
+      throw platformError('PERMISSION_DENIED', 'This is managed from the platform tenant');
     }
   };
 }

@@ -10,8 +10,6 @@ declare module 'fastify' {
     tenant?: 'required' | 'none' | 'credential';
     /** The error envelope of the route's family (default canonical; v1 under /api/v1). */
     errorEnvelope?: ErrorEnvelope;
-    /** Read models the route's answer depends on; writes wait for them (read-your-writes). */
-    readModels?: string[];
   }
 }
 

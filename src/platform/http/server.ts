@@ -3,16 +3,19 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   jsonSchemaTransform,
+  jsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Metrics } from '../metrics.ts';
-import { AppError, notFound } from '../errors.ts';
-import { errorHandler, sendError } from './error-handler.ts';
+import { notFound, platformError, type ErrorStatuses } from '../errors.ts';
+import { createErrorHandling } from './error-handler.ts';
 import { refuseUnstorableInput } from './input-hygiene.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
+import { publicAccess, route } from './route.ts';
 import './route-config.ts';
 
 export interface HttpServerOptions {
@@ -24,6 +27,15 @@ export interface HttpServerOptions {
   trustProxy: boolean | string;
   issuer: string;
   version: string;
+  /** Every domain code and its status (src/error-statuses.ts). */
+  errorStatuses: ErrorStatuses;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Routes document the statuses of the codes they declare from this table. */
+    errorStatuses: ErrorStatuses;
+  }
 }
 
 /** What one client may hold of the server: time and header size (the body has bodyLimit). */
@@ -47,13 +59,15 @@ const checkInterval = (limits: ConnectionLimits) => Math.max(50, Math.min(1000, 
  * handlerTimeout stops counting once a request body has been read, so it misses slow handlers of
  * POST routes). The work itself goes on; what it sends later is dropped.
  */
-function answerLateRequests(request: FastifyRequest, reply: FastifyReply, timeoutMs: number): void {
+function answerLateRequests(request: FastifyRequest, reply: FastifyReply, timeoutMs: number, sendError: SendError): void {
   const timer = setTimeout(() => {
-    if (!reply.sent && !reply.raw.headersSent) void sendError(request, reply, new AppError('REQUEST_TIMEOUT', 503, 'The request took too long; retry later'));
+    if (!reply.sent && !reply.raw.headersSent) void sendError(request, reply, platformError('REQUEST_TIMEOUT', 'The request took too long; retry later'));
   }, timeoutMs);
   timer.unref();
   reply.raw.once('close', () => clearTimeout(timer));
 }
+
+type SendError = ReturnType<typeof createErrorHandling>['sendError'];
 
 /** Links e-mailed to users carry a single-use token in the query: the access log never shows it. */
 const withoutSecrets = (url: string) => url.replace(/([?&]token=)[^&]*/g, '$1[REDACTED]');
@@ -63,6 +77,7 @@ const withoutSecrets = (url: string) => url.replace(/([?&]token=)[^&]*/g, '$1[RE
  * and the OpenAPI document generated from the same zod schemas the routes validate with.
  */
 export async function createHttpServer(options: HttpServerOptions) {
+  const { errorHandler, sendError } = createErrorHandling(options.errorStatuses);
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: options.bodyLimit,
@@ -77,7 +92,7 @@ export async function createHttpServer(options: HttpServerOptions) {
     routerOptions: { ignoreTrailingSlash: true },
     // The router's own refusals (a malformed or overlong path segment) in the route family's envelope.
     frameworkErrors: (error, request, reply) =>
-      sendError(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : new AppError('VALIDATION_ERROR', 400, 'Malformed URL')),
+      sendError(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : platformError('VALIDATION_ERROR', 'Malformed URL')),
   }).withTypeProvider<ZodTypeProvider>();
 
   // Node's own slow-header guard (default 60 s); it must not exceed the whole-request timeout.
@@ -96,12 +111,13 @@ export async function createHttpServer(options: HttpServerOptions) {
   app.addHook('preValidation', refuseUnstorableInput);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  app.decorate('errorStatuses', options.errorStatuses);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('NOT_FOUND', 404, 'Route not found')));
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, notFound('Route')));
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
-    answerLateRequests(request, reply, options.limits.handlerTimeoutMs);
+    answerLateRequests(request, reply, options.limits.handlerTimeoutMs, sendError);
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -129,10 +145,20 @@ export async function createHttpServer(options: HttpServerOptions) {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(document.openapiObject) : document.swaggerObject),
+    // Schemas with an id (the recursive trees) become components; then the rate-limit documentation.
+    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(jsonSchemaTransformObject(document)) : document.swaggerObject),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
-  app.get('/api/openapi.json', { schema: { hide: true }, config: { tenant: 'none' } }, async () => app.swagger());
+  route(app, {
+    tags: ['System'],
+    access: publicAccess,
+    tenant: 'none',
+    method: 'GET',
+    url: '/api/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    responses: { 200: z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }) },
+    handler: async () => app.swagger() as never,
+  });
   return app;
 }
 

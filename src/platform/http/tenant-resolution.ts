@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
+import { platformError, type DomainError } from '../errors.ts';
 import type { HttpServer } from './server.ts';
 
 export interface TenantRef {
@@ -21,7 +21,7 @@ export const TENANT_NAME = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
 /** The resolved tenant of a route that requires one. */
 export function tenantOf(request: FastifyRequest): TenantRef {
-  if (!request.tenant) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');
+  if (!request.tenant) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
   return request.tenant;
 }
 
@@ -32,9 +32,9 @@ export function tenantOf(request: FastifyRequest): TenantRef {
 /** How a `tenant: 'credential'` route refuses a credential whose tenant it cannot adopt. */
 export interface CredentialTenantErrors {
   /** Neither x-tenant nor the credential names a tenant. */
-  missing: () => AppError;
+  missing: () => DomainError;
   /** The credential names another tenant than x-tenant, or one that does not exist. */
-  foreign: () => AppError;
+  foreign: () => DomainError;
 }
 
 /**
@@ -70,9 +70,9 @@ export function registerTenantResolution(
     // Without the header, a credential route takes its tenant from the credential, not a default.
     if (!sent && config?.tenant === 'credential') return;
     const name = sent || options.defaultTenant;
-    if (!name) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');
+    if (!name) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
     const tenant = TENANT_NAME.test(name) ? await options.find(name) : null;
-    if (!tenant) throw new AppError('TENANT_NOT_FOUND', 404, 'Tenant not found');
+    if (!tenant) throw platformError('TENANT_NOT_FOUND', 'Tenant not found');
     request.tenant = tenant;
   });
 }

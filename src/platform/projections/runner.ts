@@ -106,4 +106,21 @@ export class ProjectionRunner extends FollowerGroup<ProjectionWorker> {
     const reached = await Promise.all(workers.map((w) => w.waiters.wait(position, timeoutMs)));
     return reached.every(Boolean);
   }
+
+  /**
+   * Waits (bounded) until each projection (or only `name`) has passed the last of `writes` whose
+   * event types it handles; a projection that handles none of them is not waited for.
+   */
+  async waitForWrites(writes: { position: bigint; types: string[] }[], timeoutMs: number, name?: string): Promise<boolean> {
+    const reached = await Promise.all(
+      this.workers
+        .filter((worker) => name === undefined || worker.projection.name === name)
+        .map((worker) => {
+          const handled = writes.filter((write) => write.types.some((type) => worker.projection.handlers[type]));
+          const target = handled.reduce((max, write) => (write.position > max ? write.position : max), 0n);
+          return target === 0n ? true : worker.waiters.wait(target, timeoutMs);
+        }),
+    );
+    return reached.every(Boolean);
+  }
 }
