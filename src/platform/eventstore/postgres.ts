@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { IdempotencyConflictError, WrongExpectedVersionError } from './errors.ts';
-import { MAX_EVENTS_PER_APPEND } from './expected-revision.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { NotificationListener } from './postgres-listener.ts';
 import { PollingSubscription } from './polling-subscription.ts';
@@ -17,6 +16,8 @@ import type {
 
 const CHANNEL = 'iam_events';
 const UNIQUE_VIOLATION = '23505';
+/** The position encoding leaves 20 bits for an event's ordinal in its transaction (a whole group). */
+const MAX_EVENTS_PER_APPEND = 100_000;
 /** Append groups written at the same time: 4 measured best on 2 cores (scripts/bench/eventstore.ts --in-flight). */
 const GROUP_COMMIT_IN_FLIGHT = 4;
 
@@ -119,7 +120,10 @@ export class PostgresEventStore implements EventStore {
       events.map((e) => JSON.stringify(e.event.data ?? null)),
       events.map((e) => JSON.stringify(e.event.metadata)),
     ]);
-    if (rows.some((row) => row.out_outcome === 'appended' && row.out_position !== '0')) this.notifyCommitted();
+    if (rows.some((row) => row.out_outcome === 'appended' && row.out_position !== '0')) {
+      this.listener.announce();
+      this.notifyCommitted();
+    }
     const byEntry = new Map(rows.map((row) => [row.out_entry - 1, row]));
     let first = 0;
     return members.map((appends) => {
@@ -137,7 +141,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Wakes subscribers (every instance LISTENs) after the commit, in a statement of its own that
+   * Wakes other instances' subscribers (every instance LISTENs) after the commit, in a statement of its own that
    * has no transaction id, so it needs no WAL flush; calls made meanwhile share the next one. If
    * the process dies in between, subscribers still find the events at their next poll.
    */
