@@ -2,7 +2,8 @@
  * Hot-path benchmark: the paths users hit most, over real HTTP (a listening server, load from a
  * separate process), each beside GET /health/live as this machine's ceiling: password logins
  * (beside the argon2id hashes/s the server's core manages in the same run), refresh grants,
- * userinfo (GET /api/auth/validate), FGA checks and GET /api/users, with p50/p99.
+ * userinfo (GET /api/auth/validate), FGA checks and GET /api/users, with p50/p99; then bulk tuple
+ * writes (100 tuples a request) and how soon the fga read model has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
  * Usage: npm run bench:hot-path [-- --scale 1]
  */
@@ -68,6 +69,15 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   const checks = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck('alice', aliceDocument())));
   rows.push(['POST /api/fga/check (2 groups, 3 folders)', await load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })]);
   rows.push(['GET /api/users', await load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })]);
+
+  // Bulk tuple writes: every request writes 100 new tuples; then how long the fga read model takes to catch up.
+  const bulks = Array.from({ length: Math.ceil(300 * scale) }, (_, r) =>
+    JSON.stringify({ writes: Array.from({ length: 100 }, (_, i) => viewerCheck(`u${i}`, `bulk${r}-${i}`)) }),
+  );
+  const writes = await load('/api/fga/tuples/bulk', { headers: headers(admin), bodies: bulks, requests: bulks.length, concurrency: 8 });
+  const written = performance.now();
+  await service.runner.waitFor(await store.headPosition(), 120_000, ['fga']);
+  rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; fga read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
 
   console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures');
   for (const [label, result, note] of rows) {

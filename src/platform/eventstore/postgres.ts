@@ -173,6 +173,14 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  /** One query for all the streams, instead of one round trip each. */
+  async readStreams(streamIds: string[]): Promise<RecordedEvent[][]> {
+    const { rows } = await this.pool.query<EventRow>(`${SELECT_EVENT} where stream_id = any($1::text[]) order by stream_id, revision`, [streamIds]);
+    const byStream = new Map<string, RecordedEvent[]>(streamIds.map((streamId) => [streamId, []]));
+    for (const row of rows) byStream.get(row.stream_id)!.push(toRecorded(row));
+    return streamIds.map((streamId) => byStream.get(streamId)!);
+  }
+
   async readAll(afterPosition: bigint | undefined, limit: number): Promise<RecordedEvent[]> {
     const { rows } = await this.pool.query<EventRow>(
       `${SELECT_EVENT} where position > $1 and position < events_visible_bound() order by position limit $2`,
