@@ -19,7 +19,7 @@ create function events_append(
 ) returns table (out_entry int, out_outcome text, out_revision bigint, out_position bigint, out_conflicting uuid[])
 language plpgsql as $$
 declare
-  lock_key text;
+  head bigint;
   member_no int;
   member_entries int[];
   member_events int[];
@@ -32,9 +32,10 @@ declare
   base bigint;
   used_ordinals bigint := 0;
 begin
-  for lock_key in select distinct s collate "C" from unnest(streams) s order by 1 loop
-    perform pg_advisory_xact_lock(hashtextextended(lock_key, 0));
-  end loop;
+  -- One statement, keys in ascending order (the outer select runs over the sorted subquery), so
+  -- two appends sharing streams never wait for each other crosswise.
+  perform pg_advisory_xact_lock(l.key)
+     from (select distinct hashtextextended(x.stream_id, 0) as key from unnest(streams) x(stream_id) order by 1) l;
 
   for member_no in select distinct m from unnest(members) m order by m loop
     member_entries := array(select i from generate_subscripts(streams, 1) i where members[i] = member_no order by i);
@@ -59,8 +60,11 @@ begin
     end if;
 
     failed := false;
-    foreach k in array member_entries loop
-      heads[k] := (select coalesce(max(e.revision), -1) from events e where e.stream_id = streams[k]);
+    for k, head in
+      select u.entry, coalesce((select max(e.revision) from events e where e.stream_id = streams[u.entry]), -1)
+        from unnest(member_entries) with ordinality as u(entry, n) order by u.n
+    loop
+      heads[k] := head;
       failed := case expected[k]
         when 'any' then false
         when 'no_stream' then heads[k] <> -1
