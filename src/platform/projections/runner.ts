@@ -58,6 +58,9 @@ export class ProjectionWorker {
   private async applyBatch(after: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name } = this.projection;
     const outcome = await withTransaction<{ rewindTo: bigint } | { reached: bigint }>(this.pool, async (tx) => {
+      // No WAL flush wait for read models: a crash can lose only a last batch together with its
+      // checkpoint (one transaction), and the projection applies it again from the log.
+      await tx.query('set local synchronous_commit = off');
       const checkpoint = await lockCheckpoint(tx, name);
       if (checkpoint < after) return { rewindTo: checkpoint };
       const last = events.at(-1)!.position;
