@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { WrongExpectedVersionError } from '../eventstore/errors.ts';
 import { AppError, validationError, type ErrorDetail } from '../errors.ts';
 import { errorBody, type ErrorEnvelope } from './envelopes.ts';
@@ -48,6 +49,9 @@ function toAppError(error: FastifyError | Error): AppError {
   if (known) return new AppError(known[0], known[1], known[2]);
   if (error instanceof WrongExpectedVersionError) {
     return new AppError('CONFLICT', 409, 'The resource was changed concurrently; retry the request');
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new AppError('SERVICE_UNAVAILABLE', 503, 'The database is unavailable; retry shortly', undefined, { 'retry-after': '1' });
   }
   const status = (error as FastifyError).statusCode;
   if (status && status >= 400 && status < 500) return new AppError('BAD_REQUEST', status, 'Bad request');
