@@ -14,6 +14,7 @@ import { createPool } from '../../../src/platform/db/pool.ts';
 import { createLogger } from '../../../src/platform/logging.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { PLATFORM, requestThrough, startTestService, tokenOf, type TestService } from '../../support/service.ts';
+import { freePort } from '../../support/free-port.ts';
 
 const RECOVERY = { timeout: 60_000, interval: 100 };
 const MODEL = `model
@@ -156,14 +157,6 @@ async function tcpProxy(target: URL) {
   };
   await proxy.open();
   return proxy;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('recovery from a lost database', () => {
