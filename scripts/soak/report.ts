@@ -14,6 +14,8 @@ export interface RssSample {
   at: number;
   serviceKiB: number;
   postgresKiB: number;
+  /** The V8 heap in use: growth here is retained objects, not the allocator keeping pages. */
+  heapUsedKiB: number;
 }
 
 export interface Criteria {
@@ -63,7 +65,7 @@ export function report(input: { ledger: Ledger; faults: FaultWindow[]; rss: RssS
   // Latency per operation per minute, outside the fault windows.
   const minutes = Math.ceil(criteria.runMs / 60_000);
   const ops = [...new Set(ledger.samples.map((s) => s.op))].sort() as Operation[];
-  console.log(`\nlatency outside fault windows, p50/p99 ms (count) per minute:`);
+  console.log(`\nlatency outside fault windows, p50/p99 ms (count) per minute; p99 judged from minute ${Math.ceil(criteria.warmedUpAt / 60_000) + 1}:`);
   console.log(['operation'.padEnd(12), ...Array.from({ length: minutes }, (_, m) => `min ${m + 1}`.padEnd(18))].join(' '));
   for (const op of ops) {
     const cells: string[] = [];
@@ -78,7 +80,8 @@ export function report(input: { ledger: Ledger; faults: FaultWindow[]; rss: RssS
       }
       const p99 = percentile(latencies, 99);
       cells.push(`${percentile(latencies, 50).toFixed(0)}/${p99.toFixed(0)} (${latencies.length})`.padEnd(18));
-      if (p99 > criteria.p99BoundMs) failures.push(`${op} p99 ${p99.toFixed(0)} ms in minute ${minute + 1} (bound ${criteria.p99BoundMs} ms)`);
+      // Minutes before the warm-up ended (a process just started: cold JIT, empty caches) are shown, not judged.
+      if (p99 > criteria.p99BoundMs && minute * 60_000 >= criteria.warmedUpAt) failures.push(`${op} p99 ${p99.toFixed(0)} ms in minute ${minute + 1} (bound ${criteria.p99BoundMs} ms)`);
     }
     console.log([op.padEnd(12), ...cells].join(' '));
   }
@@ -92,6 +95,8 @@ export function report(input: { ledger: Ledger; faults: FaultWindow[]; rss: RssS
     const [pgBefore, pgAfter] = [median(baseline.map((s) => s.postgresKiB)), median(tail.map((s) => s.postgresKiB))];
     const growth = (after - before) / before;
     console.log(`\nservice RSS: ${(before / 1024).toFixed(0)} MiB after warm-up -> ${(after / 1024).toFixed(0)} MiB at the end (${(growth * 100).toFixed(1)} %); peak ${(Math.max(...rss.map((s) => s.serviceKiB)) / 1024).toFixed(0)} MiB`);
+    const [heapBefore, heapAfter] = [median(baseline.map((s) => s.heapUsedKiB).filter(Number.isFinite)), median(tail.map((s) => s.heapUsedKiB).filter(Number.isFinite))];
+    console.log(`service heap in use: ${(heapBefore / 1024).toFixed(0)} -> ${(heapAfter / 1024).toFixed(0)} MiB`);
     console.log(`postgres RSS (postmaster and backends, shared pages counted per process): ${(pgBefore / 1024).toFixed(0)} -> ${(pgAfter / 1024).toFixed(0)} MiB`);
     if (growth > criteria.maxRssGrowth) failures.push(`service RSS grew ${(growth * 100).toFixed(1)} % after warm-up`);
   } else failures.push('too few RSS samples to judge memory');

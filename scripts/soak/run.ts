@@ -85,6 +85,12 @@ async function watchReadiness(client: JsonClient, until: (status: number, seen: 
   throw new Error(`readiness did not settle within ${timeoutMs} ms (statuses seen: ${seen.join(' -> ')})`);
 }
 
+/** The service's V8 heap in use (its Prometheus default metrics), NaN when it does not answer. */
+async function heapUsedBytes(client: JsonClient): Promise<number> {
+  const { body } = await client.send('GET', '/metrics');
+  return Number(typeof body === 'string' ? /^iam_nodejs_heap_size_used_bytes (\S+)$/m.exec(body)?.[1] : Number.NaN);
+}
+
 async function relayCaughtUp(client: JsonClient, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -133,7 +139,10 @@ async function main(): Promise<number> {
       while (sampling) {
         const pid = service.pid;
         const postmaster = await service.postmasterPid().catch(() => 0);
-        if (pid) rss.push({ at: now(), serviceKiB: await rssKiB(pid), postgresKiB: postmaster ? await treeRssKiB(postmaster) : 0 });
+        if (pid) {
+          const heapUsed = await heapUsedBytes(probe);
+          rss.push({ at: now(), serviceKiB: await rssKiB(pid), postgresKiB: postmaster ? await treeRssKiB(postmaster) : 0, heapUsedKiB: heapUsed / 1024 });
+        }
         await sleep(2000);
       }
     })();
