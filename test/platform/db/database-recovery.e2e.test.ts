@@ -161,8 +161,11 @@ async function tcpProxy(target: URL) {
 
 describe('recovery from a lost database', () => {
   const cleanups: (() => Promise<void>)[] = [];
+  // Every cleanup runs even when one fails (the data folder is removed last); the first failure is reported.
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup();
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => failures.push(error));
+    if (failures.length) throw failures[0];
   });
 
   it('restarts its embedded PostgreSQL after a kill -9 and recovers with nothing acknowledged lost', async () => {
