@@ -81,11 +81,15 @@ export async function effects(pool: Pool, groupId: string): Promise<{ event_id: 
 }
 
 /** Appends `perStream` events to each stream, one append at a time, round-robin over the streams. */
-export async function appendRoundRobin(store: EventStore, streams: string[], perStream: number): Promise<Map<string, string[]>> {
+/**
+ * `type` must be known to the catalogue of whichever relay publishes: the test catalogue above, or
+ * the service's own for `npm run relay` as a process (it refuses to publish unknown types).
+ */
+export async function appendRoundRobin(store: EventStore, streams: string[], perStream: number, type = 'ThingHappened'): Promise<Map<string, string[]>> {
   const appended = new Map(streams.map((stream) => [stream, [] as string[]]));
   for (let round = 0; round < perStream; round++) {
     for (const stream of streams) {
-      const event = testEvent('ThingHappened', { round });
+      const event = testEvent(type, { round });
       await store.append(stream, [event]);
       appended.get(stream)!.push(event.id);
     }

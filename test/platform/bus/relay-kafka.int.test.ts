@@ -14,6 +14,10 @@ whenKafkaReachable(() =>
     const bed = relayTestBed(() => openKafkaBus('relay-test'));
     const { startRelay, consume } = bed;
 
+    // `npm run relay` as a process publishes with the service's own catalogue, from the start of
+    // this database's log: every event this file appends must be a type of the service.
+    const SERVICE_EVENT = 'UserProfileUpdated';
+
     /** `npm run relay`'s entry point as a real process, so the test can kill it without warning. */
     function spawnRelayProcess(topic: string): { process: ChildProcess; output: () => string } {
       let output = '';
@@ -41,11 +45,11 @@ whenKafkaReachable(() =>
       const { groupId, deliveries } = await consume(topic);
       const streams = newStreams(4);
       startRelay(topic);
-      const appended = await appendRoundRobin(bed.store, streams, 25);
+      const appended = await appendRoundRobin(bed.store, streams, 25, SERVICE_EVENT);
 
       await vi.waitFor(async () => expectEachAppliedOnceInStreamOrder(await effects(bed.db.pool, groupId), appended), DELIVERY_TIMEOUT);
       const first = deliveries.find((message) => message.value.id === appended.get(streams[0]!)![0])!;
-      expect(first).toMatchObject({ topic, key: streams[0], headers: { 'event-id': first.value.id, 'event-type': 'ThingHappened', 'tenant-id': 'acme' } });
+      expect(first).toMatchObject({ topic, key: streams[0], headers: { 'event-id': first.value.id, 'event-type': SERVICE_EVENT, 'tenant-id': 'acme' } });
       // Each stream sits on one partition (the key), so its order survives the spread over partitions.
       for (const stream of streams) expect(new Set(deliveries.filter((m) => m.key === stream).map((m) => m.partition)).size).toBe(1);
     });
@@ -55,7 +59,7 @@ whenKafkaReachable(() =>
       await bed.bus.ensureTopic(topic, TOPIC_OPTIONS);
       const { groupId, deliveries } = await consume(topic);
       const streams = newStreams(3);
-      const before = await appendRoundRobin(bed.store, streams, 20);
+      const before = await appendRoundRobin(bed.store, streams, 20, SERVICE_EVENT);
 
       // Locking the checkpoints table lets the relay publish its batch but not record it: the window a
       // crash can hit. A table lock takes no transaction id, so unlike a row lock it does not hold
@@ -84,7 +88,7 @@ whenKafkaReachable(() =>
         holder.release();
       }
 
-      const after = await appendRoundRobin(bed.store, streams, 10);
+      const after = await appendRoundRobin(bed.store, streams, 10, SERVICE_EVENT);
       const all = new Map(streams.map((stream) => [stream, [...before.get(stream)!, ...after.get(stream)!]]));
       await vi.waitFor(async () => expectEachAppliedOnceInStreamOrder(await effects(bed.db.pool, groupId), all), DELIVERY_TIMEOUT);
       // At-least-once showed itself: the killed relay's batch was delivered again, and had no second effect.
