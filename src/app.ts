@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { openBus, openMailerFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
+import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
@@ -34,6 +34,9 @@ import { userCommands } from './modules/users/commands.ts';
 import { assertPasswordPolicy, PasswordHasher } from './modules/users/passwords.ts';
 import { userQueries } from './modules/users/queries.ts';
 import { registerUserRoutes } from './modules/users/routes.ts';
+import { webhooksModule } from './modules/webhooks/module.ts';
+import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
+import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
@@ -117,6 +120,21 @@ export async function buildService(infra: Infrastructure) {
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
+  const outboundClient = outboundClientFromConfig(config);
+  const webhooks = webhooksModule({
+    ...commandDeps,
+    pool,
+    bus,
+    topic,
+    client: outboundClient,
+    secretBox,
+    mailer,
+    adminEmails: async (tenant) => (await users.queries.list(tenant, { page: 1, limit: 100, role: 'admin', status: 'active' })).items.map((user) => user.email),
+    retrySchedule: config.IAM_WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    metrics: registerOutboundMetrics(metrics, clock),
+    logger,
+  });
   const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS });
 
   const firstAdmin = {
@@ -150,6 +168,7 @@ export async function buildService(infra: Infrastructure) {
   registerSessionRoutes(app, { ...sessions, readYourWrites });
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
   registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
+  registerWebhookRoutes(app, { webhooks, readYourWrites });
 
   const ignoring = (code: string) => (error: unknown) => {
     if (!(error instanceof AppError && error.code === code)) throw error;
@@ -178,11 +197,14 @@ export async function buildService(infra: Infrastructure) {
     fga,
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
+    webhooks,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
       await fga.start();
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
+      // Consumers join before the relay publishes, so the in-process bus hands them every event.
+      await webhooks.start();
       relay?.start();
       await bootstrap();
       sessionSweep.start();
@@ -194,6 +216,8 @@ export async function buildService(infra: Infrastructure) {
       await sessionSweep.stop();
       await mailer.close();
       await relay?.stop();
+      await webhooks.stop();
+      outboundClient.close();
       await fga.stop();
       await runner.stop();
       // Flushes publishes in flight and commits the consumers' offsets.

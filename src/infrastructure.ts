@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './platform/clock.ts';
@@ -12,6 +13,7 @@ import type { RateLimitOptions } from './platform/http/rate-limit/plugin.ts';
 import { PostgresRateLimitStore } from './platform/http/rate-limit/postgres-store.ts';
 import { buildTiers } from './platform/http/rate-limit/tiers.ts';
 import { openMailer } from './platform/mail/open.ts';
+import { HttpsClient } from './platform/outbound/https-client.ts';
 
 /**
  * Where the environment (src/config.ts) meets the platform: the platform never reads the
@@ -67,4 +69,13 @@ export function rateLimitsFromConfig(
     }),
     identifyCaller: callerFromAccessToken(deps.tokens),
   };
+}
+
+/** The client of webhook and log-stream deliveries, with the address policy and CA file of the environment. */
+export function outboundClientFromConfig(config: Config): HttpsClient {
+  return new HttpsClient({
+    allowPrivateNetworks: config.IAM_ALLOW_PRIVATE_NETWORK_TARGETS,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    extraCaPem: config.IAM_OUTBOUND_CA_FILE ? readFileSync(config.IAM_OUTBOUND_CA_FILE, 'utf8') : undefined,
+  });
 }

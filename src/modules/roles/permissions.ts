@@ -11,6 +11,7 @@ export const PERMISSIONS = [
   'view:fga_tuples',
   'manage:fga_tuples',
   'debug:fga',
+  'manage:webhooks',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

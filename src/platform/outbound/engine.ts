@@ -13,8 +13,11 @@ import { OutboundQueue, type ClaimedDelivery, type NewDelivery } from './queue.t
 export interface OutboundChannel {
   /** Names the consumer group (`<topic>.<name>`), the queue's rows and the metrics' label. */
   name: string;
-  /** The deliveries an event causes, one per target (none for most events). Runs in the inbox transaction. */
-  fanOut(event: PublicEvent, tx: PoolClient): Promise<Omit<NewDelivery, 'eventId' | 'eventType'>[]>;
+  /**
+   * The deliveries an event causes, one per target (none for most events), each with the type name
+   * the receiver knows it by. Runs in the inbox transaction.
+   */
+  fanOut(event: PublicEvent, tx: PoolClient): Promise<Omit<NewDelivery, 'eventId'>[]>;
   /** The request of one attempt (signed now), or null when the target takes no deliveries any more. */
   prepare(delivery: ClaimedDelivery): Promise<OutboundRequest | null>;
   /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
@@ -76,7 +79,7 @@ export class OutboundEngine {
       inbox: new PostgresInbox(pool),
       applyEvent: async (event, tx) => {
         const deliveries = await channel.fanOut(event, tx);
-        await this.queue.enqueue(tx, deliveries.map((delivery) => ({ ...delivery, eventId: event.id, eventType: event.type })), clock.now());
+        await this.queue.enqueue(tx, deliveries.map((delivery) => ({ ...delivery, eventId: event.id })), clock.now());
       },
     });
     this.subscription = await bus.subscribe({
