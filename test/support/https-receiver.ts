@@ -29,11 +29,16 @@ export interface HttpsReceiver {
   close(): Promise<void>;
 }
 
-/** One self-signed certificate per test file for localhost and 127.0.0.1. */
+export const RESOLVED_BY_TEST_ONLY = 'webhooks.test';
+
+/**
+ * One self-signed certificate per test file for localhost, 127.0.0.1 and `webhooks.test`, a name no
+ * DNS knows (tests resolve it themselves).
+ */
 const certificate = generate([{ name: 'commonName', value: 'localhost' }], {
   keySize: 2048,
   algorithm: 'sha256',
-  extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+  extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 2, value: RESOLVED_BY_TEST_ONLY }, { type: 7, ip: '127.0.0.1' }] }],
 });
 
 /** A real HTTPS server on localhost that records what it receives and answers as told. */
