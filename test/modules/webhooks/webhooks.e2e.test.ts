@@ -139,4 +139,16 @@ describe('webhook subscriptions over HTTP', () => {
     const { rows: created } = await t.db.pool.query("select event_id from events where type = 'UserCreated' and data->>'userId' = $1", [user.body.data.id]);
     expect(userEvents.map((delivery: { eventId: string }) => delivery.eventId)).toEqual([created[0].event_id]);
   });
+
+  it('exports attempts by outcome, the queue depth and the oldest due age', async () => {
+    const hook = await create();
+    receiver.answer('hang');
+    await call('POST', `/api/webhooks/${hook.id}/test`);
+    const metrics = await t.request({ method: 'GET', url: '/metrics' });
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics.body)?.[1]);
+    expect(value('iam_outbound_deliveries_total{feature="webhooks",outcome="delivered"}')).toBeGreaterThan(0);
+    expect(value('iam_outbound_deliveries_total{feature="webhooks",outcome="failed"}')).toBeGreaterThan(0);
+    expect(value('iam_outbound_queue_depth{feature="webhooks"}')).toBeGreaterThanOrEqual(1);
+    expect(value('iam_outbound_oldest_due_seconds{feature="webhooks"}')).toBeGreaterThanOrEqual(0);
+  });
 });
