@@ -14,12 +14,8 @@ import { EventRelay } from '../../src/platform/bus/relay.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/platform/eventstore/port.ts';
 import { newId } from '../../src/platform/ids.ts';
-import { benchDatabase, fmt, percentile } from './support.ts';
+import { benchDatabase, fmt, numberOption as option, percentile } from './support.ts';
 
-const option = (name: string, fallback: number): number => {
-  const flag = process.argv.indexOf(`--${name}`);
-  return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
-};
 const totalEvents = option('events', 20_000);
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);

@@ -1,6 +1,5 @@
 import { EventEmitter, once } from 'node:events';
 import type { Logger } from 'pino';
-import { deduplicatingHandler } from '../bus/deduplicating-consumer.ts';
 import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
@@ -74,21 +73,25 @@ export class OutboundEngine {
     const { channel, bus, topic, pool, clock } = this.options;
     // Per topic: members of one Kafka group must subscribe to the same topics.
     const groupId = `${topic}.${channel.name}`;
-    const enqueueOnce = deduplicatingHandler({
-      groupId,
-      inbox: new PostgresInbox(pool),
-      applyEvent: async (event, tx) => {
-        const deliveries = await channel.fanOut(event, tx);
-        await this.queue.enqueue(tx, deliveries.map((delivery) => ({ ...delivery, eventId: event.id })), clock.now());
-      },
-    });
+    const inbox = new PostgresInbox(pool);
     this.subscription = await bus.subscribe({
       groupId,
       topic,
       fromBeginning: false,
+      // One transaction per batch: the inbox rows of its new events and their deliveries.
       handler: async (messages) => {
-        await enqueueOnce(messages);
-        this.wake();
+        const enqueued = await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
+          const deliveries: NewDelivery[] = [];
+          const fannedOut = new Set<string>();
+          for (const { value: event } of messages) {
+            // A redelivered batch may hold an event twice; it fans out once.
+            if (!fresh.has(event.id) || fannedOut.has(event.id)) continue;
+            fannedOut.add(event.id);
+            for (const delivery of await channel.fanOut(event, tx)) deliveries.push({ ...delivery, eventId: event.id });
+          }
+          await this.queue.enqueue(tx, deliveries, clock.now());
+        });
+        if (enqueued > 0) this.wake();
       },
     });
     this.working = this.work();
