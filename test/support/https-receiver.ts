@@ -6,6 +6,8 @@ import path from 'node:path';
 import { generate } from 'selfsigned';
 
 export interface ReceivedRequest {
+  /** Path and query, e.g. /hook?for=crm. */
+  url: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
   /** The status the receiver answered with. */
@@ -56,7 +58,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('end', () => {
-        const received: ReceivedRequest = { headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8'), answered: 0 };
+        const received: ReceivedRequest = { url: incoming.url ?? '', headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8'), answered: 0 };
         const answer = answerFor(received);
         requests.push(received);
         if (answer === 'hang') return;

@@ -57,6 +57,8 @@ export class OutboundEngine {
   private readonly wakeUp = new EventEmitter().setMaxListeners(0);
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Set by wake(): news that arrived while the worker was busy is not lost. */
+  private wakeRequested = false;
   private subscription: Subscription | null = null;
   private working: Promise<void> | null = null;
   private readonly concurrency: number;
@@ -99,6 +101,7 @@ export class OutboundEngine {
 
   /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */
   wake(): void {
+    this.wakeRequested = true;
     this.wakeUp.emit('wake');
   }
 
@@ -111,6 +114,7 @@ export class OutboundEngine {
   private async work(): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
+      this.wakeRequested = false;
       const free = this.concurrency - this.inFlight.size;
       let claimed: ClaimedDelivery[] = [];
       if (free > 0) {
@@ -127,7 +131,7 @@ export class OutboundEngine {
         this.inFlight.add(attempt);
       }
       // A full batch may have more behind it; otherwise wait for news or the next poll.
-      if (claimed.length === 0 || claimed.length < free) {
+      if ((claimed.length === 0 || claimed.length < free) && !this.wakeRequested) {
         await once(this.wakeUp, 'wake', { signal: AbortSignal.any([signal, AbortSignal.timeout(this.pollMs)]) }).catch(() => undefined);
       }
     }

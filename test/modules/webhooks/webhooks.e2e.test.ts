@@ -151,4 +151,41 @@ describe('webhook subscriptions over HTTP', () => {
     expect(value('iam_outbound_queue_depth{feature="webhooks"}')).toBeGreaterThanOrEqual(1);
     expect(value('iam_outbound_oldest_due_seconds{feature="webhooks"}')).toBeGreaterThanOrEqual(0);
   });
+
+  it('sends user and role data as decisions.md shapes them, each as of its event', async () => {
+    const url = `${receiver.url}?for=shapes`;
+    await create({ url, events: ['user.updated', 'user.blocked', 'user.deleted', 'role.assigned', 'role.unassigned', 'role.updated'] });
+    receiver.answer({ status: 200 });
+    const user = (await call('POST', '/api/users', { email: 'shape@platform.test', password: 'Passw0rdOk', firstName: 'Grace' })).body.data;
+    const role = (await call('POST', '/api/roles', { name: 'shapers', description: 'Shapes', color: '#123456' })).body.data;
+    await call('POST', `/api/users/${user.id}/roles`, { roleId: role.id });
+    await call('PUT', `/api/users/${user.id}`, { lastName: 'Hopper' });
+    await call('PUT', `/api/roles/${role.id}`, { description: 'Shapes things' });
+    await call('DELETE', `/api/users/${user.id}/roles`, { roleId: role.id });
+    await call('PUT', `/api/users/${user.id}`, { enabled: false });
+    await call('DELETE', `/api/users/${user.id}`);
+
+    const byType = () => new Map(receiver.requests.filter((r) => r.url.endsWith('?for=shapes')).map((r) => [JSON.parse(r.body).type, JSON.parse(r.body).data]));
+    await vi.waitFor(() => expect(byType().size).toBe(6), WAIT);
+    const data = byType();
+    const asUser = { id: user.id, email: 'shape@platform.test', firstName: 'Grace', emailVerified: false, createdAt: user.createdAt };
+    expect(data.get('role.assigned')).toEqual({ userId: user.id, roleId: role.id, roleName: 'shapers' });
+    expect(data.get('role.unassigned')).toEqual({ userId: user.id, roleId: role.id, roleName: 'shapers' });
+    expect(data.get('user.updated')).toEqual({ ...asUser, lastName: 'Hopper', roles: ['user', 'shapers'] });
+    expect(data.get('user.blocked')).toEqual({ ...asUser, lastName: 'Hopper', roles: ['user'] });
+    expect(data.get('user.deleted')).toEqual({ ...asUser, lastName: 'Hopper', roles: ['user'] });
+    expect(data.get('role.updated')).toEqual({ ...role, description: 'Shapes things' });
+  });
+
+  it('a receiver that never answers holds up neither the writes nor the other subscriptions', async () => {
+    await create({ url: `${receiver.url}?for=stuck`, events: ['user.created'] });
+    await create({ url: `${receiver.url}?for=prompt`, events: ['user.created'] });
+    receiver.answer((request) => (request.url.endsWith('?for=stuck') ? 'hang' : { status: 200 }));
+    const emails = ['a', 'b', 'c'].map((name) => `prompt-${name}@platform.test`);
+    for (const email of emails) expect((await call('POST', '/api/users', { email, password: 'Passw0rdOk' })).status).toBe(201);
+    const prompt = () => receiver.requests.filter((r) => r.url.endsWith('?for=prompt')).map((r) => JSON.parse(r.body).data.email);
+    await vi.waitFor(() => expect(prompt()).toEqual(expect.arrayContaining(emails)), WAIT);
+    expect(receiver.requests.filter((r) => r.url.endsWith('?for=stuck')).every((r) => r.answered === 0)).toBe(true);
+  });
 });
+
