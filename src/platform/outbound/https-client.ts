@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { refusalReason } from './address-policy.ts';
 
 /** What one outbound request came to. `error` is set when it failed before a usable answer. */
@@ -62,7 +62,9 @@ export class HttpsClient {
     this.agent = new https.Agent({
       keepAlive: true,
       maxSockets: options.maxSockets ?? 64,
-      ...(options.extraCaPem ? { ca: [...rootCertificates, options.extraCaPem] } : {}),
+      // One context for every connection: given as `ca`, the certificates would be parsed again for
+      // each connection and serialised into the agent's pool key for each request.
+      ...(options.extraCaPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) } : {}),
     });
   }
 
