@@ -187,5 +187,27 @@ describe('webhook subscriptions over HTTP', () => {
     await vi.waitFor(() => expect(prompt()).toEqual(expect.arrayContaining(emails)), WAIT);
     expect(receiver.requests.filter((r) => r.url.endsWith('?for=stuck')).every((r) => r.answered === 0)).toBe(true);
   });
+
+  it("answers 404 to another tenant's admin on every endpoint of a subscription, and lists none of it", async () => {
+    const hook = await create();
+    const tenant = await call('POST', '/api/tenants', { name: 'acme', adminEmail: 'admin@acme.test', adminPassword: 'Acme-Adm1n' });
+    expect(tenant.status).toBe(201);
+    const login = await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email: 'admin@acme.test', password: 'Acme-Adm1n' } });
+    const acme = (method: string, url: string, body?: unknown) => call(method, url, body, login.body.data.accessToken, 'acme');
+    const [delivery] = await deliveriesOf(hook.id).then(async (log) => (log.length ? log : [(await call('POST', `/api/webhooks/${hook.id}/test`)).body.data]));
+
+    expect((await acme('GET', '/api/webhooks')).body).toEqual({ ok: true, data: [] });
+    const endpoints: [string, string, unknown?][] = [
+      ['GET', `/api/webhooks/${hook.id}`],
+      ['PUT', `/api/webhooks/${hook.id}`, { name: 'mine now' }],
+      ['DELETE', `/api/webhooks/${hook.id}`],
+      ['POST', `/api/webhooks/${hook.id}/rotate-secret`],
+      ['GET', `/api/webhooks/${hook.id}/deliveries`],
+      ['POST', `/api/webhooks/${hook.id}/deliveries/${delivery.id}/retry`],
+      ['POST', `/api/webhooks/${hook.id}/test`],
+    ];
+    for (const [method, url, body] of endpoints) expect((await acme(method, url, body)).status, `${method} ${url}`).toBe(404);
+    expect((await call('GET', `/api/webhooks/${hook.id}`)).body.data.name).toBe('crm');
+  });
 });
 
