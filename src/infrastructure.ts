@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import type { Clock } from './platform/clock.ts';
 import { openEventBus } from './platform/bus/open.ts';
 import type { Queryable } from './platform/db/pool.ts';
@@ -76,6 +76,14 @@ export function outboundClientFromConfig(config: Config): HttpsClient {
   return new HttpsClient({
     allowPrivateNetworks: config.IAM_ALLOW_PRIVATE_NETWORK_TARGETS,
     timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
-    extraCaPem: config.IAM_OUTBOUND_CA_FILE ? readFileSync(config.IAM_OUTBOUND_CA_FILE, 'utf8') : undefined,
+    extraCaPem: config.IAM_OUTBOUND_CA_FILE ? readCaFile(config.IAM_OUTBOUND_CA_FILE) : undefined,
   });
+}
+
+function readCaFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`IAM_OUTBOUND_CA_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`]);
+  }
 }

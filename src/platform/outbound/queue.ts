@@ -181,12 +181,12 @@ export class OutboundQueue {
     );
   }
 
-  /** Makes a failed delivery (no attempt left) of the target due now; false when there is no such delivery. */
+  /** Makes a failed or cancelled delivery of the target due now; false when there is no such delivery. */
   async retryNow(tenantId: string, targetId: string, deliveryId: string, now: Date): Promise<boolean> {
     if (!isUuid(deliveryId)) return false;
     const { rowCount } = await this.pool.query(
       `update outbound_deliveries set status = 'retrying', next_attempt_at = $5, updated_at = $5
-        where tenant_id = $1 and feature = $2 and target_id = $3 and id = $4 and status = 'failed'`,
+        where tenant_id = $1 and feature = $2 and target_id = $3 and id = $4 and status in ('failed', 'cancelled')`,
       [tenantId, this.feature, targetId, deliveryId, now],
     );
     return (rowCount ?? 0) > 0;

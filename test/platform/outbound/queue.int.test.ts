@@ -65,4 +65,21 @@ describe('outbound delivery queue', () => {
       { attempt: 2, response_status: 200 },
     ]);
   });
+
+  it('retries on demand only deliveries that are failed or were dropped, never delivered or waiting ones', async () => {
+    const queue = new OutboundQueue(db.pool, 'manual');
+    const now = new Date();
+    await queue.enqueue(db.pool, deliveries(3, 'manual-target'), now);
+    const [failedOne, dropped, waiting] = await queue.claimDue(now, 3, 60_000);
+    await queue.recordAttempt(failedOne!, failed, { delivered: false, retryAt: null }, now);
+    await queue.cancel(dropped!, 'the target no longer takes deliveries');
+    await queue.recordAttempt(waiting!, failed, { delivered: false, retryAt: new Date(now.getTime() + 60_000) }, now);
+
+    expect(await queue.retryNow('acme', 'manual-target', failedOne!.id, now)).toBe(true);
+    expect(await queue.retryNow('acme', 'manual-target', dropped!.id, now)).toBe(true);
+    expect(await queue.retryNow('acme', 'manual-target', waiting!.id, now)).toBe(false);
+    expect(await queue.retryNow('other', 'manual-target', failedOne!.id, now)).toBe(false);
+    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.id).sort()).toEqual([failedOne!.id, dropped!.id].sort());
+  });
 });
+
