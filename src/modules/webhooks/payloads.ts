@@ -1,4 +1,5 @@
 import type { PublicEvent } from '../../platform/bus/port.ts';
+import type { LoginFailed } from '../auth/events.ts';
 import type { EventStore, RecordedEvent } from '../../platform/eventstore/port.ts';
 import type { RoleCreated, RoleUpdated } from '../roles/events.ts';
 import type { Role } from '../roles/queries.ts';
@@ -74,8 +75,9 @@ function evolveRole(role: RoleWebhookData | null, recorded: RecordedEvent): Role
 /**
  * The `data` of a webhook (decisions.md, Webhooks): user.* the user as of the event (the
  * user.created shape), role.* the role object, role.assigned/unassigned `{userId, roleId,
- * roleName}`, login.* the event's own fields. Snapshots fold the aggregate's stream up to the event,
- * so a retry or a late delivery shows the same data as the first.
+ * roleName}`, login.succeeded the event's own fields, login.failed `{userId, reason}`. Snapshots
+ * fold the aggregate's stream up to the event, so a retry or a late delivery shows the same data
+ * as the first.
  */
 export async function webhookData(store: EventStore, webhookType: string, event: PublicEvent): Promise<unknown> {
   if (webhookType === 'role.assigned' || webhookType === 'role.unassigned') {
@@ -84,5 +86,10 @@ export async function webhookData(store: EventStore, webhookType: string, event:
   }
   if (webhookType.startsWith('user.')) return (await historyUpTo(store, event)).reduce(evolveUser, null);
   if (webhookType.startsWith('role.')) return (await historyUpTo(store, event)).reduce(evolveRole, null);
+  if (webhookType === 'login.failed') {
+    // Not the identifier tried on an unknown account: that may be anyone's address.
+    const { userId, reason } = event.data as LoginFailed['data'];
+    return { userId, reason };
+  }
   return event.data;
 }

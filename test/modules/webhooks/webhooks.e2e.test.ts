@@ -154,7 +154,7 @@ describe('webhook subscriptions over HTTP', () => {
 
   it('sends user and role data as decisions.md shapes them, each as of its event', async () => {
     const url = `${receiver.url}?for=shapes`;
-    await create({ url, events: ['user.updated', 'user.blocked', 'user.deleted', 'role.assigned', 'role.unassigned', 'role.updated'] });
+    await create({ url, events: ['user.updated', 'user.blocked', 'user.deleted', 'role.assigned', 'role.unassigned', 'role.updated', 'login.failed'] });
     receiver.answer({ status: 200 });
     const user = (await call('POST', '/api/users', { email: 'shape@platform.test', password: 'Passw0rdOk', firstName: 'Grace' })).body.data;
     const role = (await call('POST', '/api/roles', { name: 'shapers', description: 'Shapes', color: '#123456' })).body.data;
@@ -164,9 +164,10 @@ describe('webhook subscriptions over HTTP', () => {
     await call('DELETE', `/api/users/${user.id}/roles`, { roleId: role.id });
     await call('PUT', `/api/users/${user.id}`, { enabled: false });
     await call('DELETE', `/api/users/${user.id}`);
+    await t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: 'nobody@platform.test', password: 'guess' } });
 
     const byType = () => new Map(receiver.requests.filter((r) => r.url.endsWith('?for=shapes')).map((r) => [JSON.parse(r.body).type, JSON.parse(r.body).data]));
-    await vi.waitFor(() => expect(byType().size).toBe(6), WAIT);
+    await vi.waitFor(() => expect(byType().size).toBe(7), WAIT);
     const data = byType();
     const asUser = { id: user.id, email: 'shape@platform.test', firstName: 'Grace', emailVerified: false, createdAt: user.createdAt };
     expect(data.get('role.assigned')).toEqual({ userId: user.id, roleId: role.id, roleName: 'shapers' });
@@ -175,6 +176,7 @@ describe('webhook subscriptions over HTTP', () => {
     expect(data.get('user.blocked')).toEqual({ ...asUser, lastName: 'Hopper', roles: ['user'] });
     expect(data.get('user.deleted')).toEqual({ ...asUser, lastName: 'Hopper', roles: ['user'] });
     expect(data.get('role.updated')).toEqual({ ...role, description: 'Shapes things' });
+    expect(data.get('login.failed')).toEqual({ userId: null, reason: 'unknown_user' });
   });
 
   it('a receiver that never answers holds up neither the writes nor the other subscriptions', async () => {
