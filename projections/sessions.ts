@@ -1,7 +1,6 @@
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import type { SessionExpired, SessionRefreshed, SessionRevoked, SessionStarted, SessionUsed } from '../src/modules/sessions/events.ts';
 import { deviceLabel } from '../src/modules/sessions/device-label.ts';
-import type { UserDeleted } from '../src/modules/users/events.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 const addSeconds = (iso: string, seconds: number) => new Date(new Date(iso).getTime() + seconds * 1000).toISOString();
@@ -48,13 +47,6 @@ export const sessionsProjection = defineProjection({
     SessionExpired: async (event, tx) => {
       const d = event.data as SessionExpired['data'];
       await tx.query('update sessions set expired_at = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, d.sessionId, d.expiredAt]);
-    },
-    // Deleting a user ends every session of theirs at once (the refresh grant checks the user too).
-    UserDeleted: async (event, tx) => {
-      await tx.query(
-        "update sessions set revoked = true, revoked_reason = 'user_deleted', updated_at = $3 where tenant_id = $1 and user_id = $2 and not revoked",
-        [event.metadata.tenantId, (event.data as UserDeleted['data']).userId, event.metadata.occurredAt],
-      );
     },
   },
 });

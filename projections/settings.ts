@@ -1,13 +1,24 @@
 import { settingsDecider } from '../src/modules/settings/decider.ts';
 import type { SettingsEvent } from '../src/modules/settings/events.ts';
+import type { TenantCreated } from '../src/modules/tenants/events.ts';
 import type { NestedSettings } from '../src/modules/settings/sections.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
-/** Read model `realm_settings` (migration 0005): the nested settings of each tenant that changed them. */
+/**
+ * Read model `realm_settings` (migration 0005): each tenant's changed settings (defaults apply to the
+ * rest), and when they last changed: the tenant's creation until a first change.
+ */
 export const settingsProjection = defineProjection({
   name: 'settings',
   tables: ['realm_settings'],
   handlers: {
+    TenantCreated: async (event, tx) => {
+      const { name } = (event as unknown as TenantCreated).data;
+      await tx.query(
+        `insert into realm_settings (tenant_id, settings, updated_at) values ($1, '{}', $2) on conflict (tenant_id) do nothing`,
+        [name, event.metadata.occurredAt],
+      );
+    },
     SecuritySettingsUpdated: async (event, tx) => {
       const tenant = event.metadata.tenantId;
       const { rows } = await tx.query<{ settings: NestedSettings }>('select settings from realm_settings where tenant_id = $1', [tenant]);

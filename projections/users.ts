@@ -79,12 +79,5 @@ export const usersProjection = defineProjection({
       const { userId } = event.data as AccountUnlocked['data'];
       await tx.query('update users set locked_until = null where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId]);
     },
-    // A deleted role no longer grants anything: drop its assignments.
-    RoleDeleted: async (event, tx) => {
-      await tx.query('delete from user_roles where tenant_id = $1 and role_id = $2', [
-        event.metadata.tenantId,
-        (event.data as { roleId: string }).roleId,
-      ]);
-    },
   },
 });

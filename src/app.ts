@@ -1,9 +1,17 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
+import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
+import { registerPermissionCheckAudit } from './modules/audit/permission-check-hooks.ts';
+import { PermissionCheckWriter } from './modules/audit/permission-check-writer.ts';
+import { auditQueries } from './modules/audit/queries.ts';
+import { registerUserHistoryRoutes, userAsOfHandler } from './modules/audit/history-routes.ts';
+import { userHistory } from './modules/audit/user-history.ts';
+import { registerAuditLogRoutes } from './modules/audit/routes.ts';
 import { tokenAuthenticator } from './modules/auth/authenticator.ts';
 import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
 import { linkDelivery } from './modules/auth/link-delivery.ts';
+import { registerLinkPages } from './modules/auth/link-pages.ts';
 import { lockoutCommands } from './modules/auth/lockout.ts';
 import { authenticatedSessions, passwordLogin } from './modules/auth/login.ts';
 import { magicLinks } from './modules/auth/magic-link.ts';
@@ -17,6 +25,7 @@ import { sessionCommands } from './modules/sessions/commands.ts';
 import { sessionQueries } from './modules/sessions/queries.ts';
 import { SessionActivity } from './modules/sessions/activity.ts';
 import { SessionExpirySweep } from './modules/sessions/expiry-sweep.ts';
+import { sessionReactions } from './modules/sessions/reactions.ts';
 import { registerSessionRoutes } from './modules/sessions/routes.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
@@ -27,14 +36,17 @@ import { registerRoleRoutes } from './modules/roles/routes.ts';
 import { settingsCommands } from './modules/settings/commands.ts';
 import { settingsQueries } from './modules/settings/provider.ts';
 import { registerSettingsRoutes } from './modules/settings/routes.ts';
+import { bootstrapPlatformTenant } from './modules/tenants/bootstrap.ts';
 import { tenantCommands } from './modules/tenants/commands.ts';
 import { tenantQueries } from './modules/tenants/queries.ts';
 import { registerTenantRoutes } from './modules/tenants/routes.ts';
 import { userCommands } from './modules/users/commands.ts';
 import { assertPasswordPolicy, PasswordHasher } from './modules/users/passwords.ts';
 import { userQueries } from './modules/users/queries.ts';
+import { userReactions } from './modules/users/reactions.ts';
 import { registerUserRoutes } from './modules/users/routes.ts';
 import { webhooksModule } from './modules/webhooks/module.ts';
+import { webhookQueries } from './modules/webhooks/queries.ts';
 import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
 import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
@@ -44,17 +56,22 @@ import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
-import { AppError } from './platform/errors.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
 import type { Mailer } from './platform/mail/port.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
+import { formCsrf } from './platform/http/form-csrf.ts';
+import { eventsDocument } from './platform/events/asyncapi.ts';
+import { registerAsyncApiRoute } from './platform/http/asyncapi-route.ts';
 import { createHttpServer } from './platform/http/server.ts';
 import { registerSystemRoutes } from './platform/http/system-routes.ts';
 import { registerTenantResolution } from './platform/http/tenant-resolution.ts';
 import { createMetrics } from './platform/metrics.ts';
-import { registerProjectionLag } from './platform/projections/lag-metric.ts';
+import { registerProjectionLag, registerReactionLag } from './platform/projections/lag-metric.ts';
+import { ReadYourWrites, readModelQueries, recordingWrites, reportingAppends, WriteLog } from './platform/projections/read-your-writes.ts';
 import { ProjectionRunner } from './platform/projections/runner.ts';
+import { ReactionRunner } from './platform/reactions/runner.ts';
 import { allProjections } from './projections.ts';
+import { errorStatuses } from './error-statuses.ts';
 
 export interface Infrastructure {
   config: Config;
@@ -73,18 +90,22 @@ const VERSION = '0.1.0';
 
 /** Composition root of the modules: wires commands, queries, projections and routes. */
 export async function buildService(infra: Infrastructure) {
-  const { config, logger, pool, store, clock } = infra;
+  const { config, logger, pool, clock } = infra;
+  // Every append and read goes through the event catalogue, and every append of a request lands in
+  // its write log (read-your-writes): no path can bypass either.
+  const store = reportingAppends(cataloguedStore(infra.store));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
+  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger);
   // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   registerConsumerLag(metrics, bus, logger);
   const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
   const relay = config.IAM_RELAY_ENABLED
-    ? new EventRelay({ store, bus, database: pool.options, topic, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
+    ? new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
     : null;
 
   const secretBox = new SecretBox(infra.masterKey);
@@ -94,23 +115,32 @@ export async function buildService(infra: Infrastructure) {
     infra.hasher ??
     new PasswordHasher({ memoryCost: config.ARGON2_MEMORY_KIB, timeCost: config.ARGON2_ITERATIONS, parallelism: config.ARGON2_PARALLELISM });
   const commandDeps = { store, clock };
-  const settings = settingsQueries(pool);
-  const roles = { commands: roleCommands(commandDeps), queries: roleQueries(pool) };
-  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: tenantQueries(pool) };
+  const settings = readModelQueries('settings', readYourWrites, settingsQueries(pool));
+  const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, roleQueries(pool)) };
+  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: readModelQueries('tenants', readYourWrites, tenantQueries(pool)) };
   const users = {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
-    queries: userQueries(pool, () => clock.now()),
-  };
-  const readYourWrites = async (position: bigint, readModels: string[]) => {
-    if (position === 0n) return;
-    const caughtUp = await runner.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS, readModels);
-    if (!caughtUp) logger.warn({ position: String(position), readModels }, 'read models lag behind a write');
+    queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
   };
 
-  const sessionReads = sessionQueries(pool, () => clock.now());
+  const sessionReads = readModelQueries('sessions', readYourWrites, sessionQueries(pool, () => clock.now()));
   const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
+  const reactions = new ReactionRunner([sessionReactions({ store, ...sessions }), userReactions({ store, ...users })], {
+    store,
+    pool,
+    logger,
+    readModels: runner,
+  });
+  registerReactionLag(metrics, reactions, pool);
+  /** Waits (bounded) until the reactions to a write have run and every read model shows their commands. */
+  const awaitReactions = async (position: bigint) => {
+    if (position === 0n) return;
+    const caused = await reactions.waitFor(position, config.READ_YOUR_WRITES_TIMEOUT_MS);
+    const shown = caused !== null && (await runner.waitFor(caused, config.READ_YOUR_WRITES_TIMEOUT_MS));
+    if (!shown) logger.warn({ position: String(position) }, 'reactions or read models lag behind a write');
+  };
   const sessionSweep = new SessionExpirySweep({ ...sessions, logger, intervalMs: config.SESSION_SWEEP_INTERVAL_S * 1000 });
-  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites };
+  const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands };
   const login = passwordLogin(loginDeps);
   const authenticate = authenticatedSessions(loginDeps);
   const background = new BackgroundTasks(logger);
@@ -119,11 +149,12 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, readYourWrites });
+  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
   const outboundClient = outboundClientFromConfig(config);
   const webhooks = webhooksModule({
     ...commandDeps,
     pool,
+    queries: readModelQueries('webhooks', readYourWrites, webhookQueries(pool)),
     bus,
     topic,
     client: outboundClient,
@@ -135,72 +166,105 @@ export async function buildService(infra: Infrastructure) {
     metrics: registerOutboundMetrics(metrics, clock),
     logger,
   });
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS });
+  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
     async create(tenant: string, email: string, password: string, context: CommandContext) {
-      const { position } = await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
-      await readYourWrites(position, ['users']);
+      await users.commands.create(tenant, { email, password, roles: ['admin'], emailVerified: true }, { ...context, tenantId: tenant });
     },
   };
 
-  const app = await createHttpServer({ logger, metrics, bodyLimit: config.HTTP_BODY_LIMIT, trustProxy: config.HTTP_TRUST_PROXY, issuer: config.IAM_ISSUER, version: VERSION });
+  const app = await createHttpServer({
+    logger,
+    metrics,
+    bodyLimit: config.HTTP_BODY_LIMIT,
+    limits: {
+      handlerTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.HTTP_RECEIVE_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxHeaderBytes: config.HTTP_MAX_HEADER_BYTES,
+    },
+    trustProxy: config.HTTP_TRUST_PROXY,
+    issuer: config.IAM_ISSUER,
+    version: VERSION,
+    errorStatuses,
+  });
   const activity = new SessionActivity({ commands: sessions.commands, background, clock });
+  app.decorate('readYourWrites', readYourWrites);
   app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  const permissionChecks = new PermissionCheckWriter({
+    db: pool,
+    logger,
+    metrics,
+    maxQueue: config.AUDIT_QUEUE_MAX,
+    batchSize: config.AUDIT_BATCH_SIZE,
+    flushIntervalMs: config.AUDIT_FLUSH_INTERVAL_MS,
+  });
+  if (config.AUDIT_PERMISSION_CHECKS) registerPermissionCheckAudit(app, { writer: permissionChecks, clock, fgaCheckUrl: '/api/fga/check' });
+  registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
   registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
-  registerTenantRoutes(app, { ...tenants, platformTenant, readYourWrites, firstAdmin });
-  registerRoleRoutes(app, { ...roles, readYourWrites });
-  registerUserRoutes(app, { ...users, readYourWrites });
+  registerTenantRoutes(app, { ...tenants, platformTenant, firstAdmin });
+  registerRoleRoutes(app, { ...roles, awaitReactions });
+  const history = userHistory(store, (event) => eventCatalogue.maskedData(event));
+  registerUserRoutes(app, { ...users, awaitReactions, asOf: userAsOfHandler(history, clock) });
+  registerUserHistoryRoutes(app, history);
   registerAuthRoutes(app, {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
     grants,
     sessions: sessions.commands,
     users: users.queries,
-    readYourWrites,
   });
-  registerCredentialRoutes(app, { passwords, magicLinks: magicLinks({ store, links, authenticate, requestLink }), lockout, readYourWrites });
-  registerSessionRoutes(app, { ...sessions, readYourWrites });
-  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings, readYourWrites });
-  registerFgaRoutes(app, fga, readYourWrites, config.READ_YOUR_WRITES_TIMEOUT_MS);
-  registerWebhookRoutes(app, { webhooks, readYourWrites });
-
-  const ignoring = (code: string) => (error: unknown) => {
-    if (!(error instanceof AppError && error.code === code)) throw error;
-  };
+  const magic = magicLinks({ store, links, authenticate, requestLink });
+  registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });
+  const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
+  registerLinkPages(app, { passwords, magicLinks: magic, csrf });
+  registerSessionRoutes(app, sessions);
+  registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
+  registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
+  registerAuditLogRoutes(app, auditQueries(pool));
+  registerWebhookRoutes(app, webhooks);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
     if (!platformTenant) return;
-    const context = systemContext(platformTenant);
-    await tenants.commands
-      .create({ name: platformTenant }, context)
-      .then(({ position }) => readYourWrites(position, ['tenants', 'roles']))
-      .catch(ignoring('TENANT_EXISTS'));
-    const { IAM_BOOTSTRAP_ADMIN_EMAIL: email, IAM_BOOTSTRAP_ADMIN_PASSWORD: password } = config;
-    if (email && password) await firstAdmin.create(platformTenant, email, password, context).catch(ignoring('EMAIL_TAKEN'));
+    const { IAM_BOOTSTRAP_ADMIN_EMAIL: adminEmail, IAM_BOOTSTRAP_ADMIN_PASSWORD: adminPassword } = config;
+    const announce = (message: string) => logger.warn(message);
+    // Like a request: the admin's roles are looked up once the new tenant's roles are readable.
+    const writes = new WriteLog();
+    await recordingWrites(writes, () =>
+      bootstrapPlatformTenant(
+        { tenants: tenants.commands, firstAdmin, announce },
+        { tenant: platformTenant, adminEmail, adminPassword, context: systemContext(platformTenant) },
+      ),
+    );
+    await readYourWrites.settle(writes);
   }
 
   return {
     app,
     runner,
+    reactions,
     keyRing,
     tokens,
     sessionSweep,
     /** Work started by requests but not awaited by them (e-mails); tests drain it. */
     background,
     fga,
+    permissionChecks,
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     webhooks,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
+      await reactions.start();
       await fga.start();
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
       // Consumers join before the relay publishes, so the in-process bus hands them every event.
@@ -212,6 +276,7 @@ export async function buildService(infra: Infrastructure) {
     },
     async stop(): Promise<void> {
       await app.close();
+      await permissionChecks.drain();
       await background.drain();
       await sessionSweep.stop();
       await mailer.close();
@@ -219,6 +284,7 @@ export async function buildService(infra: Infrastructure) {
       await webhooks.stop();
       outboundClient.close();
       await fga.stop();
+      await reactions.stop();
       await runner.stop();
       // Flushes publishes in flight and commits the consumers' offsets.
       await bus.close();

@@ -1,11 +1,12 @@
-import pino from 'pino';
 import { loadConfig } from './config.ts';
+import { cataloguedStore } from './event-catalogue.ts';
 import { systemClock } from './platform/clock.ts';
 import { KeyRing } from './modules/keys/key-ring.ts';
+import { createLogger } from './platform/logging.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import { openStorage } from './infrastructure.ts';
-import { rebuildProjection } from './platform/projections/rebuild.ts';
+import { rebuildProjections } from './platform/projections/rebuild.ts';
 import { allProjections } from './projections.ts';
 
 const USAGE = `usage:
@@ -17,9 +18,10 @@ projections: ${allProjections.map((p) => p.name).join(', ')}`;
 async function main(argv: string[]): Promise<number> {
   const [command, argument] = argv;
   const config = loadConfig();
-  const logger = pino({ level: config.LOG_LEVEL });
+  const logger = createLogger(config.LOG_LEVEL);
   const storage = await openStorage(config, logger);
-  const { pool, store } = storage;
+  const pool = storage.pool;
+  const store = cataloguedStore(storage.store);
   try {
     switch (command) {
       case 'projections:rebuild': {
@@ -28,11 +30,7 @@ async function main(argv: string[]): Promise<number> {
           console.error(USAGE);
           return 2;
         }
-        for (const projection of selected) {
-          const started = Date.now();
-          await rebuildProjection(projection, store, pool, logger);
-          console.log(`rebuilt ${projection.name} in ${Date.now() - started} ms`);
-        }
+        await rebuildProjections(selected, store, pool, logger, (name, ms) => console.log(`rebuilt ${name} in ${ms} ms`));
         return 0;
       }
       case 'keys:rotate': {

@@ -68,6 +68,14 @@ const configSchema = z
       .transform((value) => (value === 'true' ? true : value === 'false' ? false : value)),
     /** Largest accepted request body in bytes (file uploads have their own limit). */
     HTTP_BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
+    /** A request's whole processing; past it 503 REQUEST_TIMEOUT (the work is told to stop). */
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /** Receiving a request's headers, and the whole request (body included): slow clients are cut off with 408. */
+    HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+    HTTP_RECEIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(72_000),
+    /** All request headers together, in bytes; larger: 431. */
+    HTTP_MAX_HEADER_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
     /** How long a write waits for its read models before answering anyway. */
     READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(30_000).default(2000),
     /** Fallback poll interval of event-store subscribers when no notification arrives. */
@@ -102,6 +110,12 @@ const configSchema = z
     SESSION_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
     /** Sender address of outgoing e-mail. */
     SMTP_FROM: z.string().min(3).default('IAM <no-reply@localhost>'),
+    /** PERMISSION_CHECK audit entries (every FGA check, every denied permission): on by default. */
+    AUDIT_PERMISSION_CHECKS: booleanFromEnv.default(true),
+    /** Their writer's queue bound (entries beyond it are dropped and counted) and batching. */
+    AUDIT_QUEUE_MAX: z.coerce.number().int().min(1).default(50_000),
+    AUDIT_BATCH_SIZE: z.coerce.number().int().min(1).max(4000).default(1000),
+    AUDIT_FLUSH_INTERVAL_MS: z.coerce.number().int().min(1).max(60_000).default(250),
     /** Public base URL of the pages that complete a password reset or a magic link (the token is appended). */
     IAM_PUBLIC_URL: optionalString.pipe(z.url().optional()),
   })

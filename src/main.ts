@@ -1,7 +1,7 @@
-import pino from 'pino';
 import { buildService } from './app.ts';
 import { loadConfig } from './config.ts';
 import { systemClock } from './platform/clock.ts';
+import { createLogger } from './platform/logging.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { openStorage } from './infrastructure.ts';
 import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
@@ -10,10 +10,7 @@ let closeStorage: (() => Promise<void>) | null = null;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({
-    level: config.LOG_LEVEL,
-    redact: { paths: ['req.headers.authorization', '*.password', '*.token', '*.secret'], censor: '[REDACTED]' },
-  });
+  const logger = createLogger(config.LOG_LEVEL);
   const storage = await openStorage(config, logger);
   closeStorage = () => storage.close();
   const { pool, store } = storage;

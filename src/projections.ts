@@ -1,3 +1,4 @@
+import { auditProjection } from '../projections/audit.ts';
 import { fgaProjection } from '../projections/fga.ts';
 import { rolesProjection } from '../projections/roles.ts';
 import { sessionsProjection } from '../projections/sessions.ts';
@@ -8,4 +9,4 @@ import { webhooksProjection } from '../projections/webhooks.ts';
 import type { Projection } from './platform/projections/projection.ts';
 
 /** Every read model of the service, in one list for the runner and the rebuild command. */
-export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, webhooksProjection];
+export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection, webhooksProjection];

@@ -1,8 +1,9 @@
-import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
+import { cataloguedStore, publicEventData } from './event-catalogue.ts';
 import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
 import { openBus, openStorage } from './infrastructure.ts';
+import { createLogger } from './platform/logging.ts';
 import { serveMetrics } from './platform/metrics-server.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { exitAfterFailedStart, stopOnSignal } from './platform/process-lifecycle.ts';
@@ -19,16 +20,17 @@ async function main(): Promise<void> {
   if (!config.KAFKA_BROKERS) {
     throw new ConfigError(['KAFKA_BROKERS: required by the relay process (the in-process bus exists only inside the service)']);
   }
-  const logger = pino({ level: config.LOG_LEVEL }).child({ component: 'relay' });
+  const logger = createLogger(config.LOG_LEVEL).child({ component: 'relay' });
   const storage = await openStorage(config, logger);
   closeStorage = () => storage.close();
-  const { pool, store } = storage;
+  const pool = storage.pool;
+  const store = cataloguedStore(storage.store);
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
   const metrics = createMetrics();
   const relayMetrics = registerRelayMetrics(metrics, pool, store, topic);
-  const relay = new EventRelay({ store, bus, database: pool.options, topic, logger, metrics: relayMetrics });
+  const relay = new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger, metrics: relayMetrics });
   relay.start();
   const metricsServer = config.IAM_RELAY_METRICS_PORT
     ? await serveMetrics(metrics.registry, config.IAM_RELAY_METRICS_PORT, config.HOST)

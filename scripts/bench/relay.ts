@@ -6,6 +6,7 @@
  * Usage: npm run bench:relay [-- --events 20000 --rate 200 --seconds 10]
  */
 import pino from 'pino';
+import { z } from 'zod';
 import { deduplicatingHandler } from '../../src/platform/bus/deduplicating-consumer.ts';
 import { KafkaEventBus } from '../../src/platform/bus/kafka.ts';
 import type { BatchHandler } from '../../src/platform/bus/port.ts';
@@ -13,6 +14,8 @@ import { PostgresInbox } from '../../src/platform/bus/postgres-inbox.ts';
 import { EventRelay } from '../../src/platform/bus/relay.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/platform/eventstore/port.ts';
+import { EventCatalogue } from '../../src/platform/events/catalogue.ts';
+import { defineEvent } from '../../src/platform/events/define-event.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { benchDatabase, fmt, numberOption as option, percentile } from './support.ts';
 
@@ -22,6 +25,12 @@ const seconds = option('seconds', 10);
 const WRITERS = 8;
 const EVENTS_PER_APPEND = 10;
 const PARTITIONS = 6;
+
+/** The bench's own events, redacted through a catalogue as the service's are. */
+const benchData = z.strictObject({ email: z.string(), firstName: z.string(), passwordHash: z.string() });
+const benchCatalogue = new EventCatalogue(
+  ['BenchEvent', 'SteadyEvent'].map((type) => defineEvent({ type, data: benchData, sensitive: ['passwordHash'] })),
+);
 
 const event = (type = 'BenchEvent'): NewEvent => ({
   id: newId(),
@@ -67,7 +76,7 @@ async function main(): Promise<void> {
   await bus.subscribe({ groupId: 'bench-plain', topic, fromBeginning: true, handler: plain.handler });
   await bus.subscribe({ groupId: 'bench-inbox', topic, fromBeginning: true, handler: inbox.handler });
   await bus.subscribe({ groupId: 'bench-latency', topic, fromBeginning: true, handler: steady.handler });
-  const relay = new EventRelay({ store, bus, database: db.pool.options, topic, logger });
+  const relay = new EventRelay({ store, bus, database: db.pool.options, topic, publicData: (e) => benchCatalogue.publicData(e), logger });
   relay.start();
 
   console.log(`Relay to Kafka ${brokers.join(',')}, topic of ${PARTITIONS} partitions (node ${process.version})`);

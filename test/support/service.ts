@@ -1,6 +1,7 @@
-import pino from 'pino';
+import type { Logger } from 'pino';
 import { buildService, type Service } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/platform/logging.ts';
 import { systemClock, type Clock } from '../../src/platform/clock.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
@@ -32,7 +33,14 @@ export interface TestService {
 
 /** The real service (all modules, projections, routes) on a private database, driven in-process. */
 export async function startTestService(
-  options: { env?: Record<string, string>; clock?: Clock; /** Restart on an existing database. */ db?: TestDatabase } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    /** Restart on an existing database. */
+    db?: TestDatabase;
+    /** Where the service logs (default: silent, or TEST_LOG_LEVEL to stdout). */
+    logger?: Logger;
+  } = {},
 ): Promise<TestService> {
   const { env = {}, clock = systemClock } = options;
   const db = options.db ?? (await createTestDatabase());
@@ -44,10 +52,12 @@ export async function startTestService(
     SUBSCRIPTION_POLL_MS: '200',
     // Tests of other concerns send many requests; the rate-limit tests turn limits on with small numbers.
     RATE_LIMIT_ENABLED: 'false',
+    // A loaded CI machine must not turn slow answers into 503s; the resilience test sets its own.
+    HTTP_REQUEST_TIMEOUT_MS: '120000',
     ...env,
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: config.SUBSCRIPTION_POLL_MS });
-  const service = await buildService({ config, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), pool: db.pool, store, clock, masterKey: 'test-master-key' });
+  const service = await buildService({ config, logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), pool: db.pool, store, clock, masterKey: 'test-master-key' });
   await service.start();
   return {
     service,

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { principalOf, requireAuthentication, requirePermission } from '../../platform/http/authentication.ts';
-import { ok } from '../../platform/http/envelopes.ts';
-import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import { principalOf } from '../../platform/http/authentication.ts';
+import { ok, okBody } from '../../platform/http/envelopes.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { authenticated, permission, publicAccess, route } from '../../platform/http/route.ts';
 import { idParams } from '../../platform/http/schemas.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
@@ -9,96 +10,110 @@ import { passwordSchema } from '../users/schemas.ts';
 import type { LockoutCommands } from './lockout.ts';
 import type { magicLinks } from './magic-link.ts';
 import type { PasswordFlows } from './password-flows.ts';
+import { issuedTokensSchema } from './routes.ts';
 
 const emailBody = z.strictObject({ email: z.string().trim().min(1).max(254) });
 const tokenSchema = z.string().min(1).max(200);
+const done = <Key extends string>(key: Key) => okBody(z.object({ [key]: z.literal(true) } as Record<Key, z.ZodLiteral<true>>));
+const LINK_ERRORS = ['LINK_INVALID', 'LINK_EXPIRED'];
 
 export interface CredentialRouteDeps {
   passwords: PasswordFlows;
   magicLinks: ReturnType<typeof magicLinks>;
   lockout: LockoutCommands;
-  readYourWrites: ReadYourWrites;
 }
 
 /** Password change, forgot / reset, magic links, and the administrator's unlock. */
 export function registerCredentialRoutes(app: HttpServer, deps: CredentialRouteDeps): void {
   const tags = ['Authentication'];
 
-  app.post(
-    '/api/auth/change-password',
-    {
-      schema: {
-        tags,
-        summary: "Change one's password (current + new); the tenant policy and history apply; the user's other sessions end",
-        security: [{ bearer: [] }],
-        body: z.strictObject({ currentPassword: passwordSchema, newPassword: passwordSchema }),
-      },
-      onRequest: [requireAuthentication],
-    },
-    async (request) => {
+  route(app, {
+    tags,
+    access: authenticated,
+    method: 'POST',
+    url: '/api/auth/change-password',
+    summary: "Change one's password (current + new); the tenant policy and history apply; the user's other sessions end",
+    body: z.strictObject({ currentPassword: passwordSchema, newPassword: passwordSchema }),
+    responses: { 200: done('changed') },
+    errors: ['INVALID_CREDENTIALS', 'NOT_FOUND'],
+    handler: async (request) => {
       const { subject, sessionId } = principalOf(request);
       const { currentPassword, newPassword } = request.body;
-      const context = commandContextOf(request);
-      const { position } = await deps.passwords.change(tenantOf(request).name, { userId: subject, sessionId }, currentPassword, newPassword, context);
-      await deps.readYourWrites(position, ['sessions']);
-      return ok({ changed: true });
+      await deps.passwords.change(tenantOf(request).name, { userId: subject, sessionId }, currentPassword, newPassword, commandContextOf(request));
+      return ok({ changed: true } as const);
     },
-  );
+  });
 
-  app.post(
-    '/api/auth/forgot-password',
-    { schema: { tags, summary: 'E-mail a single-use reset link (30 minutes); the answer is the same whether or not the account exists', body: emailBody } },
-    async (request) => {
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/forgot-password',
+    summary: 'E-mail a single-use reset link (30 minutes); the answer is the same whether or not the account exists',
+    body: emailBody,
+    responses: { 200: done('sent') },
+    handler: async (request) => {
       deps.passwords.requestReset(tenantOf(request).name, request.body.email, commandContextOf(request));
-      return ok({ sent: true });
+      return ok({ sent: true } as const);
     },
-  );
+  });
 
-  app.post(
-    '/api/auth/reset-password',
-    {
-      schema: {
-        tags,
-        summary: 'Set a new password with a reset link token: every session ends and a lockout is lifted (TOKEN_INVALID / TOKEN_EXPIRED 400)',
-        body: z.strictObject({ token: tokenSchema, newPassword: passwordSchema }),
-      },
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/reset-password',
+    summary: 'Set a new password with a reset link token: every session ends and a lockout is lifted (TOKEN_INVALID / TOKEN_EXPIRED 400)',
+    body: z.strictObject({ token: tokenSchema, newPassword: passwordSchema }),
+    responses: { 200: done('reset') },
+    errors: LINK_ERRORS,
+    handler: async (request) => {
+      await deps.passwords.completeReset(tenantOf(request).name, request.body.token, request.body.newPassword, commandContextOf(request));
+      return ok({ reset: true } as const);
     },
-    async (request) => {
-      const { position } = await deps.passwords.completeReset(tenantOf(request).name, request.body.token, request.body.newPassword, commandContextOf(request));
-      await deps.readYourWrites(position, ['sessions', 'users']);
-      return ok({ reset: true });
-    },
-  );
+  });
 
-  app.post(
-    '/api/auth/magic-link',
-    { schema: { tags, summary: 'E-mail a single-use sign-in link (15 minutes); the answer is the same whether or not the account exists', body: emailBody } },
-    async (request) => {
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/magic-link',
+    summary: 'E-mail a single-use sign-in link (15 minutes); the answer is the same whether or not the account exists',
+    body: emailBody,
+    responses: { 200: done('sent') },
+    handler: async (request) => {
       deps.magicLinks.request(tenantOf(request).name, request.body.email, commandContextOf(request));
-      return ok({ sent: true });
+      return ok({ sent: true } as const);
     },
-  );
+  });
 
-  app.post(
-    '/api/auth/magic-link/verify',
-    { schema: { tags, summary: 'Exchange a magic-link token for the login response (TOKEN_INVALID / TOKEN_EXPIRED 400)', body: z.strictObject({ token: tokenSchema }) } },
-    async (request) => {
-      const { tokens, position } = await deps.magicLinks.consume(tenantOf(request).name, request.body.token, commandContextOf(request));
-      await deps.readYourWrites(position, ['sessions', 'users']);
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/magic-link/verify',
+    summary: 'Exchange a magic-link token for the login response (TOKEN_INVALID / TOKEN_EXPIRED 400)',
+    body: z.strictObject({ token: tokenSchema }),
+    responses: { 200: okBody(issuedTokensSchema) },
+    errors: [...LINK_ERRORS, 'ACCOUNT_LOCKED', 'INVALID_CREDENTIALS'],
+    handler: async (request) => {
+      const { tokens } = await deps.magicLinks.consume(tenantOf(request).name, request.body.token, commandContextOf(request));
       return ok(tokens);
     },
-  );
+  });
 
-  app.post(
-    '/api/users/:id/unlock',
-    {
-      schema: { tags: ['Users'], summary: 'Lift a lockout caused by failed logins (manage:users); a no-op when not locked', security: [{ bearer: [] }], params: idParams },
-      onRequest: [requirePermission('manage:users')],
+  route(app, {
+    tags: ['Users'],
+    access: permission('manage:users'),
+    method: 'POST',
+    url: '/api/users/:id/unlock',
+    summary: 'Lift a lockout caused by failed logins (manage:users); a no-op when not locked',
+    params: idParams,
+    responses: { 200: done('unlocked') },
+    errors: ['NOT_FOUND'],
+    handler: async (request) => {
+      await deps.lockout.unlock(tenantOf(request).name, request.params.id, commandContextOf(request));
+      return ok({ unlocked: true } as const);
     },
-    async (request) => {
-      const { position } = await deps.lockout.unlock(tenantOf(request).name, request.params.id, commandContextOf(request));
-      await deps.readYourWrites(position, ['users']);
-      return ok({ unlocked: true });
-    },
-  );
+  });
 }

@@ -1,5 +1,5 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError } from '../../platform/errors.ts';
+import { authError } from './errors.ts';
 import type { AccountUnlockReason, LoginEvent, LoginFailureReason } from './events.ts';
 
 export interface LoginState {
@@ -53,9 +53,7 @@ export function lockoutSeconds(lockoutNumber: number, lockoutDuration: number): 
 }
 
 export const accountLocked = (until: Date, now: Date) =>
-  new AppError('ACCOUNT_LOCKED', 423, 'Account locked after too many failed attempts', undefined, {
-    'retry-after': String(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000))),
-  });
+  authError('ACCOUNT_LOCKED', 'Account locked after too many failed attempts', undefined, Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000)));
 
 export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
   initialState: () => ({ consecutiveFailures: 0, lockedUntil: null, lockouts: [] }),

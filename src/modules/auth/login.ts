@@ -2,10 +2,9 @@ import type { CommandContext } from '../../platform/commands/context.ts';
 import { fold } from '../../platform/commands/decider.ts';
 import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { reservationHolder } from '../../platform/commands/reservations.ts';
-import { AppError } from '../../platform/errors.ts';
+import { authError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
-import type { ReadYourWrites } from '../../platform/http/request-context.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SessionCommands } from '../sessions/commands.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
@@ -25,10 +24,9 @@ export interface LoginDeps extends CommandDeps {
   roles: RoleQueries;
   settings: SettingsProvider;
   sessions: SessionCommands;
-  readYourWrites: ReadYourWrites;
 }
 
-export const invalidCredentials = () => new AppError('INVALID_CREDENTIALS', 401, 'Invalid email or password');
+export const invalidCredentials = () => authError('INVALID_CREDENTIALS', 'Invalid email or password');
 
 export interface IssuedTokens {
   accessToken: string;
@@ -94,8 +92,6 @@ export function authenticatedSessions(deps: LoginDeps) {
     if (result.events[0]?.type !== 'LoginSucceeded' || !session) {
       const until = lockedUntil(result.state, now);
       if (result.events.length === 0 && until) await recordApart(deps, tenant, { userId: user.userId, reason: 'locked' }, sessionContext);
-      // The users read model shows a new lock; plain failures change no read model.
-      if (result.events.some((e) => e.type === 'AccountLocked')) await deps.readYourWrites(result.position, ['users']);
       throw until ? accountLocked(until, now) : invalidCredentials();
     }
     const access = await accessTokenFor(deps, tenant, user, { sessionId, ...auth }, nested);

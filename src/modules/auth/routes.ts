@@ -1,13 +1,15 @@
 import { z } from 'zod';
-import { AppError } from '../../platform/errors.ts';
-import { principalOf, requireAuthentication } from '../../platform/http/authentication.ts';
-import { ok } from '../../platform/http/envelopes.ts';
-import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import { platformError } from '../../platform/errors.ts';
+import { principalOf } from '../../platform/http/authentication.ts';
+import { ok, okBody } from '../../platform/http/envelopes.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { authenticated, publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
-import { tenantOf } from '../../platform/http/tenant-resolution.ts';
+import { adoptTenant, tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { SessionCommands } from '../sessions/commands.ts';
-import type { UserQueries } from '../users/queries.ts';
-import { emailSchema, nameSchema, passwordSchema, usernameSchema } from '../users/schemas.ts';
+import { createdUserView, type UserQueries } from '../users/queries.ts';
+import { emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema } from '../users/schemas.ts';
+import { authError } from './errors.ts';
 import type { passwordLogin } from './login.ts';
 import type { signup } from './signup.ts';
 import type { grantRegistry } from './token-endpoint.ts';
@@ -22,13 +24,40 @@ const signupBody = z.strictObject({
 });
 const tokenBody = z.record(z.string(), z.string().max(4096));
 
+/** The login response (password, magic link, signup). */
+export const issuedTokensSchema = z.object({
+  accessToken: z.string(),
+  refreshToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number().int().describe('seconds'),
+  sessionId: z.string(),
+});
+/** RFC 6749 section 5.1; further members a grant adds (RFC 8693 ...) pass through. */
+const tokenResponseSchema = z.looseObject({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  refresh_token: z.string().optional(),
+  id_token: z.string().optional(),
+  scope: z.string().optional(),
+});
+const userinfoSchema = z.object({
+  sub: z.string(),
+  email: z.string(),
+  email_verified: z.boolean(),
+  given_name: z.string().nullable(),
+  family_name: z.string().nullable(),
+  preferred_username: z.string(),
+  tenant: z.string(),
+  roles: z.array(z.string()),
+});
+
 export interface AuthRouteDeps {
   login: ReturnType<typeof passwordLogin>;
   signup: ReturnType<typeof signup>;
   grants: ReturnType<typeof grantRegistry>;
   sessions: SessionCommands;
   users: UserQueries;
-  readYourWrites: ReadYourWrites;
 }
 
 /** Login, signup, logout, userinfo and the OAuth 2.0 token endpoint (decisions.md, Logging in). */
@@ -37,50 +66,68 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
+  const tags = ['Authentication'];
 
-  app.post(
-    '/api/auth/login',
-    { schema: { tags: ['Authentication'], summary: 'Password login: access token, refresh token and session (423 ACCOUNT_LOCKED with Retry-After while locked)', body: loginBody } },
-    async (request) => {
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/login',
+    summary: 'Password login: access token, refresh token and session (423 ACCOUNT_LOCKED with Retry-After while locked)',
+    body: loginBody,
+    responses: { 200: okBody(issuedTokensSchema) },
+    errors: ['INVALID_CREDENTIALS', 'ACCOUNT_LOCKED'],
+    handler: async (request) => {
       const { email, password } = request.body;
-      const { tokens, position } = await deps.login(tenantOf(request).name, email, password, commandContextOf(request));
-      await deps.readYourWrites(position, ['sessions', 'users']);
+      const { tokens } = await deps.login(tenantOf(request).name, email, password, commandContextOf(request));
       return ok(tokens);
     },
-  );
+  });
 
-  app.post(
-    '/api/auth/signup',
-    { schema: { tags: ['Authentication'], summary: 'Self-service signup: a `user`-role account, signed in at once (403 SIGNUP_DISABLED when the tenant closed it)', body: signupBody } },
-    async (request, reply) => {
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/signup',
+    summary: 'Self-service signup: a `user`-role account, signed in at once (403 SIGNUP_DISABLED when the tenant closed it)',
+    body: signupBody,
+    responses: { 201: okBody(issuedTokensSchema.extend({ user: userDetailSchema })) },
+    errors: ['SIGNUP_DISABLED', 'EMAIL_TAKEN', 'USERNAME_TAKEN'],
+    handler: async (request) => {
       const tenant = tenantOf(request).name;
-      const { userId, tokens, position } = await deps.signup(tenant, request.body, commandContextOf(request));
-      await deps.readYourWrites(position, ['sessions', 'users']);
-      const user = await deps.users.get(tenant, userId);
-      return reply.status(201).send(ok({ user, ...tokens }));
+      const { userId, user, createdAt, tokens } = await deps.signup(tenant, request.body, commandContextOf(request));
+      // The read model's view (with the login just made); the created state if it lags past the bound.
+      return ok({ user: (await deps.users.get(tenant, userId)) ?? createdUserView(user, createdAt), ...tokens });
     },
-  );
+  });
 
-  app.post(
-    '/api/auth/logout',
-    { schema: { tags: ['Authentication'], summary: "Revoke the token's session", security: [{ bearer: [] }] }, onRequest: [requireAuthentication] },
-    async (request) => {
+  route(app, {
+    tags,
+    access: authenticated,
+    method: 'POST',
+    url: '/api/auth/logout',
+    summary: "Revoke the token's session (x-tenant optional: the token's tenant)",
+    tenant: 'credential',
+    responses: { 200: okBody(z.object({ loggedOut: z.literal(true) })) },
+    handler: async (request) => {
       const { sessionId } = principalOf(request);
-      if (sessionId) {
-        const { position } = await deps.sessions.revoke(tenantOf(request).name, sessionId, 'logout', commandContextOf(request));
-        await deps.readYourWrites(position, ['sessions']);
-      }
-      return ok({ loggedOut: true });
+      if (sessionId) await deps.sessions.revoke(tenantOf(request).name, sessionId, 'logout', commandContextOf(request));
+      return ok({ loggedOut: true } as const);
     },
-  );
+  });
 
-  app.get(
-    '/api/auth/validate',
-    { schema: { tags: ['Authentication'], summary: 'OIDC userinfo: bare claims of the bearer token\'s user', security: [{ bearer: [] }] }, onRequest: [requireAuthentication] },
-    async (request) => {
+  route(app, {
+    tags,
+    access: authenticated,
+    method: 'GET',
+    url: '/api/auth/validate',
+    summary: "OIDC userinfo: bare claims of the bearer token's user (x-tenant optional: the token's tenant)",
+    tenant: 'credential',
+    responses: { 200: userinfoSchema },
+    handler: async (request) => {
       const principal = principalOf(request);
       const user = await deps.users.get(principal.tenant, principal.subject);
-      if (!user) throw new AppError('TOKEN_INVALID', 401, 'The token does not name an existing user');
+      if (!user) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
       return {
         sub: user.id,
         email: user.email,
@@ -92,27 +139,33 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
         roles: user.roles,
       };
     },
-  );
+  });
 
-  app.post(
-    '/api/auth/token',
-    {
-      schema: {
-        tags: ['Authentication'],
-        summary: 'OAuth 2.0 token endpoint (RFC 6749): form or JSON; grant_type refresh_token rotates the refresh token',
-        body: tokenBody,
-      },
-      config: { errorEnvelope: 'oauth' },
-    },
-    async (request, reply) => {
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/token',
+    summary:
+      'OAuth 2.0 token endpoint (RFC 6749): form or JSON; grant_type refresh_token rotates the refresh token. x-tenant is optional: ' +
+      'the refresh token names its tenant (a different x-tenant: 401 invalid_grant)',
+    body: tokenBody,
+    envelope: 'oauth',
+    tenant: 'credential',
+    responses: { 200: tokenResponseSchema },
+    errors: ['invalid_request', 'unsupported_grant_type', 'invalid_grant', 'GRANT_OF_OTHER_TENANT'],
+    handler: async (request, reply) => {
       const grantType = request.body.grant_type;
-      if (!grantType) throw new AppError('invalid_request', 400, 'The grant_type parameter is required');
+      if (!grantType) throw authError('invalid_request', 'The grant_type parameter is required');
       const grant = Object.hasOwn(deps.grants, grantType) ? deps.grants[grantType] : undefined;
-      if (!grant) throw new AppError('unsupported_grant_type', 400, `Unsupported grant_type ${grantType}`);
+      if (!grant) throw authError('unsupported_grant_type', `Unsupported grant_type ${grantType}`);
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      const { response, position } = await grant(request.body, tenantOf(request).name, commandContextOf(request));
-      await deps.readYourWrites(position, ['sessions']);
-      return response;
+      const tenant = await adoptTenant(request, grant.tenantNamedBy(request.body), {
+        missing: () => authError('invalid_request', 'The x-tenant header is required: the request names no tenant'),
+        foreign: () => authError('GRANT_OF_OTHER_TENANT', 'The grant does not belong to this tenant'),
+      });
+      const { response } = await grant.handle(request.body, tenant.name, commandContextOf(request));
+      return { ...response };
     },
-  );
+  });
 }

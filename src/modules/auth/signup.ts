@@ -1,5 +1,5 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { AppError } from '../../platform/errors.ts';
+import { authError } from './errors.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
 import type { CreateUserInput, UserCommands } from '../users/commands.ts';
 import type { AuthenticateUser } from './login.ts';
@@ -10,10 +10,10 @@ export type SignupInput = Pick<CreateUserInput, 'email' | 'username' | 'firstNam
 export function signup(deps: { users: UserCommands; settings: SettingsProvider; authenticate: AuthenticateUser }) {
   return async function register(tenant: string, input: SignupInput, context: CommandContext) {
     const { settings } = await deps.settings.nested(tenant);
-    if (!settings.general.allowSignup) throw new AppError('SIGNUP_DISABLED', 403, 'Self-service signup is disabled in this tenant');
-    const { userId, user } = await deps.users.create(tenant, { ...input, roles: undefined, origin: 'signup' }, context);
+    if (!settings.general.allowSignup) throw authError('SIGNUP_DISABLED', 'Self-service signup is disabled in this tenant');
+    const { userId, user, createdAt } = await deps.users.create(tenant, { ...input, roles: undefined, origin: 'signup' }, context);
     if (user.status !== 'active') throw new Error(`CreateUser left user ${userId} ${user.status}`);
     const { tokens, position } = await deps.authenticate(tenant, user, { method: 'signup', passwordMatches: true, amr: ['pwd'] }, { ...context, actor: userId });
-    return { userId, tokens, position };
+    return { userId, user, createdAt, tokens, position };
   };
 }

@@ -1,10 +1,10 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
-import type { ReadYourWrites } from '../../platform/http/request-context.ts';
-import { AppError } from '../../platform/errors.ts';
+import { authError } from './errors.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SessionCommands } from '../sessions/commands.ts';
 import { invalidGrant } from '../sessions/decider.ts';
+import { tenantNamedByRefreshToken } from '../sessions/refresh-tokens.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
 import { loadUser } from '../users/load.ts';
 import { accessTokenFor } from './access-tokens.ts';
@@ -20,7 +20,13 @@ export interface TokenResponse {
   scope?: string;
 }
 
-type GrantHandler = (params: Record<string, string | undefined>, tenant: string, context: CommandContext) => Promise<{ response: TokenResponse; position: bigint }>;
+type GrantParams = Record<string, string | undefined>;
+
+interface Grant {
+  /** The tenant the grant's credential names (unverified; the handler proves it), or null. */
+  tenantNamedBy(params: GrantParams): string | null;
+  handle(params: GrantParams, tenant: string, context: CommandContext): Promise<{ response: TokenResponse; position: bigint }>;
+}
 
 export interface TokenEndpointDeps {
   store: EventStore;
@@ -28,12 +34,11 @@ export interface TokenEndpointDeps {
   roles: RoleQueries;
   settings: SettingsProvider;
   sessions: SessionCommands;
-  readYourWrites: ReadYourWrites;
 }
 
-const required = (params: Record<string, string | undefined>, name: string): string => {
+const required = (params: GrantParams, name: string): string => {
   const value = params[name];
-  if (!value) throw new AppError('invalid_request', 400, `The ${name} parameter is required`);
+  if (!value) throw authError('invalid_request', `The ${name} parameter is required`);
   return value;
 };
 
@@ -41,24 +46,23 @@ const required = (params: Record<string, string | undefined>, name: string): str
  * The grant registry of POST /api/auth/token (node-oidc-provider's shape): one handler per
  * grant_type, filled here; the other grants of the spec join it as they are built.
  */
-export function grantRegistry(deps: TokenEndpointDeps): Record<string, GrantHandler> {
-  return {
-    async refresh_token(params, tenant, context) {
+export function grantRegistry(deps: TokenEndpointDeps): Record<string, Grant> {
+  const refreshGrant: Grant = {
+    tenantNamedBy: (params) => (params.refresh_token ? tenantNamedByRefreshToken(params.refresh_token) : null),
+    async handle(params, tenant, context) {
       const refreshed = await deps.sessions.refresh(tenant, required(params, 'refresh_token'), context);
-      // A refusal that revoked the session answers only once the revocation is readable.
-      const refuseAfter = async (position: bigint, description: string): Promise<never> => {
-        await deps.readYourWrites(position, ['sessions']);
-        throw invalidGrant(description);
-      };
-      if (refreshed.outcome === 'reused') return refuseAfter(refreshed.position, 'The refresh token was already used; the session is revoked');
+      // A refusal that revoked the session answers once the revocation is readable (the route waits).
+      if (refreshed.outcome === 'reused') throw invalidGrant('The refresh token was already used; the session is revoked');
       const { session, refreshToken, position } = refreshed;
       const user = await loadUser(deps.store, tenant, session.userId);
       if (user.status !== 'active' || !user.enabled) {
-        return refuseAfter((await deps.sessions.revoke(tenant, session.sessionId, 'user', context)).position, 'The account is no longer active');
+        await deps.sessions.revoke(tenant, session.sessionId, 'user', context);
+        throw invalidGrant('The account is no longer active');
       }
       const { settings } = await deps.settings.nested(tenant);
       const access = await accessTokenFor(deps, tenant, user, session, settings);
       return { response: { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken }, position };
     },
   };
+  return { refresh_token: refreshGrant };
 }

@@ -1,6 +1,6 @@
 import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from '../../platform/clock.ts';
-import { AppError } from '../../platform/errors.ts';
+import { platformError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { KeyRing } from '../keys/key-ring.ts';
 
@@ -11,10 +11,13 @@ export interface AccessTokenClaims extends JWTPayload {
   roles: string[];
   acr: string;
   amr: string[];
+  /** Space-separated; limits the permissions the token can use. */
   scope?: string;
+  /** RFC 9068: the client the token was issued to (equal to sub for a client's own token). */
+  client_id?: string;
 }
 
-const invalid = () => new AppError('TOKEN_INVALID', 401, 'The access token is invalid');
+const invalid = () => platformError('TOKEN_INVALID', 'The access token is invalid');
 
 /** Issues and verifies access tokens (JWT) with the key ring's algorithm only. */
 export class TokenService {
@@ -57,7 +60,7 @@ export class TokenService {
       if (claims.tid !== tenant || typeof claims.sub !== 'string' || !Array.isArray(claims.roles)) throw invalid();
       return claims;
     } catch (error) {
-      if (error instanceof errors.JWTExpired) throw new AppError('TOKEN_EXPIRED', 401, 'The access token has expired');
+      if (error instanceof errors.JWTExpired) throw platformError('TOKEN_EXPIRED', 'The access token has expired');
       throw invalid();
     }
   }

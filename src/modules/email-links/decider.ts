@@ -1,6 +1,7 @@
 import type { Decider } from '../../platform/commands/decider.ts';
 import { safeEqual } from '../../platform/crypto/secret-box.ts';
-import { AppError } from '../../platform/errors.ts';
+import { conflict } from '../../platform/errors.ts';
+import { linkError } from './errors.ts';
 import type { EmailLinkEvent, EmailLinkIssued, EmailLinkPurpose } from './events.ts';
 
 export type EmailLinkState = { status: 'absent' } | { status: 'issued' | 'used'; link: EmailLinkIssued['data'] };
@@ -10,7 +11,7 @@ export type EmailLinkCommand =
   | { type: 'UseEmailLink'; presentedHash: string; purpose: EmailLinkPurpose; now: string };
 
 /** One answer for unknown, forged, used or mismatched links: none of them tells an attacker more. */
-export const invalidLink = () => new AppError('TOKEN_INVALID', 400, 'The link is invalid or has already been used');
+export const invalidLink = () => linkError('LINK_INVALID', 'The link is invalid or has already been used');
 
 export const emailLinkDecider: Decider<EmailLinkState, EmailLinkCommand, EmailLinkEvent> = {
   initialState: () => ({ status: 'absent' }),
@@ -31,13 +32,13 @@ export const emailLinkDecider: Decider<EmailLinkState, EmailLinkCommand, EmailLi
   decide(command, state) {
     switch (command.type) {
       case 'IssueEmailLink':
-        if (state.status !== 'absent') throw new AppError('CONFLICT', 409, 'Link already issued');
+        if (state.status !== 'absent') throw conflict('Link already issued');
         return [{ type: 'EmailLinkIssued', data: command.link }];
       case 'UseEmailLink': {
         if (state.status !== 'issued' || state.link.purpose !== command.purpose || !safeEqual(state.link.secretHash, command.presentedHash)) {
           throw invalidLink();
         }
-        if (new Date(command.now) >= new Date(state.link.expiresAt)) throw new AppError('TOKEN_EXPIRED', 400, 'The link has expired');
+        if (new Date(command.now) >= new Date(state.link.expiresAt)) throw linkError('LINK_EXPIRED', 'The link has expired');
         const { linkId, userId, purpose } = state.link;
         return [{ type: 'EmailLinkUsed', data: { linkId, userId, purpose } }];
       }

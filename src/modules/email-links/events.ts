@@ -1,18 +1,33 @@
-import type { DomainEvent } from '../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
 
-export type EmailLinkPurpose = 'password_reset' | 'magic_link';
+export const EMAIL_LINK_PURPOSES = ['password_reset', 'magic_link'] as const;
+export type EmailLinkPurpose = (typeof EMAIL_LINK_PURPOSES)[number];
 
-/**
- * A single-use link sent by e-mail. Only the SHA-256 of its secret is recorded; `passwordVersion`
- * ties a reset link to the password it was issued for, so any later change voids it.
- */
-export type EmailLinkIssued = DomainEvent<
-  'EmailLinkIssued',
-  { linkId: string; userId: string; purpose: EmailLinkPurpose; secretHash: string; expiresAt: string; passwordVersion: number }
->;
-export type EmailLinkUsed = DomainEvent<'EmailLinkUsed', { linkId: string; userId: string; purpose: EmailLinkPurpose }>;
+export const emailLinkIssued = defineEvent({
+  type: 'EmailLinkIssued',
+  description:
+    'A single-use link sent by e-mail. Only the SHA-256 of its secret is recorded; passwordVersion ties a reset link to the password it was issued for, so any later change voids it.',
+  data: z.strictObject({
+    linkId: z.string(),
+    userId: z.string(),
+    purpose: z.enum(EMAIL_LINK_PURPOSES),
+    secretHash: z.string(),
+    expiresAt: z.string(),
+    passwordVersion: z.number().int(),
+  }),
+  sensitive: ['secretHash'],
+});
+export const emailLinkUsed = defineEvent({
+  type: 'EmailLinkUsed',
+  data: z.strictObject({ linkId: z.string(), userId: z.string(), purpose: z.enum(EMAIL_LINK_PURPOSES) }),
+});
 
-export type EmailLinkEvent = EmailLinkIssued | EmailLinkUsed;
+export const emailLinkEvents = [emailLinkIssued, emailLinkUsed];
+
+export type EmailLinkIssued = EventOf<typeof emailLinkIssued>;
+export type EmailLinkUsed = EventOf<typeof emailLinkUsed>;
+export type EmailLinkEvent = EventOf<(typeof emailLinkEvents)[number]>;
 
 export const emailLinkStreamId = (tenant: string, linkId: string): string => `emaillink-${tenant}.${linkId}`;
 

@@ -1,12 +1,30 @@
-import { AppError } from '../../platform/errors.ts';
+import { DomainError, domainErrors, type ErrorStatuses } from '../../platform/errors.ts';
 import { isFgaError, type FgaErrorCode } from './errors.ts';
 
+/** Codes the authorization context raises, and their HTTP statuses at the edge. */
+export const errorStatuses = {
+  DSL_PARSE_ERROR: 400,
+  DSL_VALIDATION_ERROR: 400,
+  INVALID_TYPE: 400,
+  INVALID_RELATION: 400,
+  INVALID_SUBJECT_TYPE: 400,
+  MAX_DEPTH_EXCEEDED: 400,
+  NO_ACTIVE_MODEL: 400,
+  ALREADY_ACTIVE: 400,
+  MODEL_IS_ACTIVE: 400,
+  MODEL_EXISTS: 409,
+  TUPLE_EXISTS: 409,
+  CONSISTENCY_TIMEOUT: 503,
+} as const satisfies ErrorStatuses;
+
+export const fgaError = domainErrors(errorStatuses);
+
 /**
- * The authorization core's codes as the service's one error type. Every one is a client error
- * (400). DSL_UNSUPPORTED (conditions, modules) is reported as the spec's DSL_PARSE_ERROR: the
- * model's text is what the service cannot read; the message names the construct and its line.
+ * The authorization core's codes as the service's one error type. DSL_UNSUPPORTED (conditions,
+ * modules) is reported as the spec's DSL_PARSE_ERROR: the model's text is what the service cannot
+ * read; the message names the construct and its line.
  */
-const SPEC_CODES: Record<FgaErrorCode, string> = {
+const SPEC_CODES: Record<FgaErrorCode, keyof typeof errorStatuses | 'VALIDATION_ERROR'> = {
   DSL_PARSE_ERROR: 'DSL_PARSE_ERROR',
   DSL_UNSUPPORTED: 'DSL_PARSE_ERROR',
   DSL_VALIDATION_ERROR: 'DSL_VALIDATION_ERROR',
@@ -17,9 +35,9 @@ const SPEC_CODES: Record<FgaErrorCode, string> = {
   MAX_DEPTH_EXCEEDED: 'MAX_DEPTH_EXCEEDED',
 };
 
-/** Rethrows an FgaError as AppError 400; anything else unchanged. Use as `.catch(asAppError)`. */
-export function asAppError(error: unknown): never {
-  if (isFgaError(error)) throw new AppError(SPEC_CODES[error.code], 400, error.message);
+/** Rethrows an FgaError as a DomainError; anything else unchanged. Use as `.catch(asDomainError)`. */
+export function asDomainError(error: unknown): never {
+  if (isFgaError(error)) throw new DomainError(SPEC_CODES[error.code], error.message);
   throw error;
 }
 
@@ -28,9 +46,9 @@ export function translated<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    return asAppError(error);
+    return asDomainError(error);
   }
 }
 
-export const noActiveModel = (): AppError =>
-  new AppError('NO_ACTIVE_MODEL', 400, 'The tenant has no active authorization model; create and activate one first');
+export const noActiveModel = (): DomainError =>
+  fgaError('NO_ACTIVE_MODEL', 'The tenant has no active authorization model; create and activate one first');

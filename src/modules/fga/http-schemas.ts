@@ -1,16 +1,10 @@
-import type { FastifySchema } from 'fastify';
-import { z } from 'zod';
-import { requirePermission } from '../../platform/http/authentication.ts';
+import { z, type ZodType } from 'zod';
+import { permission } from '../../platform/http/route.ts';
 import type { Permission } from '../roles/permissions.ts';
 import { NAME_PATTERN } from './schema.ts';
 
-/** Route options shared by every FGA route: its permission (spec, Requires), tag and security. */
-export function fgaRoute<S extends FastifySchema>(permission: Permission, summary: string, schema: S) {
-  return {
-    schema: { tags: ['FGA'], security: [{ bearer: [] }], summary, ...schema },
-    onRequest: [requirePermission(permission)],
-  };
-}
+/** What every FGA route shares: its tag and its permission (spec, Requires). */
+export const fgaGuard = (name: Permission) => ({ tags: ['FGA'], access: permission(name) });
 
 // Tuple fields keep the text form `type:id#relation@type:id#relation` unambiguous: names are
 // identifiers, ids hold no whitespace, ':' or '#'. A tuple's stream is named after that text.
@@ -55,3 +49,74 @@ export const queryFields = {
 };
 
 export const queryObjectId = queryText;
+
+// What the FGA routes answer.
+
+const timestamp = z.string().describe('ISO 8601');
+
+type RewriteNodeShape = z.infer<typeof rewriteLeaf> | { type: 'union' | 'intersection'; children: RewriteNodeShape[] } | { type: 'exclusion'; base: RewriteNodeShape; subtract: RewriteNodeShape };
+const rewriteLeaf = z.union([
+  z.object({ type: z.literal('this') }),
+  z.object({ type: z.literal('computedUserset'), relation: z.string() }),
+  z.object({ type: z.literal('tupleToUserset'), tupleset: z.string(), computedUserset: z.string() }),
+]);
+const rewriteNode: ZodType<RewriteNodeShape> = z.lazy(() =>
+  z.union([
+    rewriteLeaf,
+    z.object({ type: z.enum(['union', 'intersection']), children: z.array(rewriteNode) }),
+    z.object({ type: z.literal('exclusion'), base: rewriteNode, subtract: rewriteNode }),
+  ]),
+).meta({ id: 'FgaRewriteNode' }); // recursive: documented once, as a component
+const relationReference = z.object({ type: z.string(), relation: z.string().optional(), wildcard: z.literal(true).optional() });
+const authorizationSchema = z.object({
+  schemaVersion: z.literal('1.1'),
+  typeDefinitions: z.array(
+    z.object({
+      type: z.string(),
+      relations: z.record(z.string(), rewriteNode),
+      metadata: z.object({ relations: z.record(z.string(), z.object({ directlyRelatedUserTypes: z.array(relationReference) })) }),
+    }),
+  ),
+});
+
+export const modelSummarySchema = z.object({ id: z.string(), name: z.string(), version: z.number().int(), isActive: z.boolean(), createdAt: timestamp, updatedAt: timestamp });
+export const modelSchema = modelSummarySchema.extend({ dsl: z.string(), schema: authorizationSchema });
+
+const tupleOut = z.object({
+  objectType: z.string(),
+  objectId: z.string(),
+  relation: z.string(),
+  subjectType: z.string(),
+  subjectId: z.string(),
+  subjectRelation: z.string().optional(),
+});
+export const storedTupleSchema = tupleOut.extend({ createdAt: timestamp });
+export const writtenTupleSchema = tupleOut.extend({ consistencyToken: z.string() });
+export const consistencyTokenOut = z.string().describe('pass to check, expand or list-objects to observe this write');
+
+type ResolutionShape = { type: string; relation: string; object?: string | undefined; result: boolean; children?: ResolutionShape[] | undefined; tupleFound?: string | undefined; note?: string | undefined };
+const resolutionNode: ZodType<ResolutionShape> = z.lazy(() =>
+  z.object({
+    type: z.string(),
+    relation: z.string(),
+    object: z.string().optional(),
+    result: z.boolean(),
+    children: z.array(resolutionNode).optional(),
+    tupleFound: z.string().optional(),
+    note: z.string().optional(),
+  }),
+).meta({ id: 'FgaResolutionNode' });
+export const checkResultSchema = z.object({ allowed: z.boolean(), resolution: resolutionNode.optional() });
+
+type ExpandShape = { type: string; relation?: string | undefined; object?: string | undefined; users?: string[] | undefined; children?: ExpandShape[] | undefined };
+export const expandNodeSchema: ZodType<ExpandShape> = z.lazy(() =>
+  z.object({
+    type: z.string(),
+    relation: z.string().optional(),
+    object: z.string().optional(),
+    users: z.array(z.string()).optional(),
+    children: z.array(expandNodeSchema).optional(),
+  }),
+).meta({ id: 'FgaExpandNode' });
+export const expandTreeSchema = z.object({ tree: expandNodeSchema });
+export const listObjectsSchema = z.object({ objectIds: z.array(z.string()), total: z.number().int() });

@@ -2,9 +2,10 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../platform/clock.ts';
 import type { Pool } from '../../platform/db/pool.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
-import type { ReadYourWrites } from '../../platform/http/request-context.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
-import { asAppError } from './app-errors.ts';
+import { readModelQueries, type ReadYourWrites } from '../../platform/projections/read-your-writes.ts';
+import { asDomainError } from './app-errors.ts';
+import { FGA_PROJECTION } from './serving/tuple-snapshot.ts';
 import { modelCommands } from './models/commands.ts';
 import { modelQueries } from './models/queries.ts';
 import { registerModelRoutes } from './models/routes.ts';
@@ -12,7 +13,6 @@ import { ActiveModels } from './serving/active-models.ts';
 import { authorizationQueries } from './serving/authorization.ts';
 import { registerAuthorizationRoutes } from './serving/routes.ts';
 import { TupleIndexes } from './serving/tuple-indexes.ts';
-import { FGA_PROJECTION } from './serving/tuple-snapshot.ts';
 import { tupleCommands } from './tuples/commands.ts';
 import { tupleQueries } from './tuples/queries.ts';
 import { registerTupleRoutes } from './tuples/routes.ts';
@@ -24,6 +24,7 @@ export interface FgaDeps {
   logger: Logger;
   /** Bound of every wait for the index or the read model (READ_YOUR_WRITES_TIMEOUT_MS). */
   timeoutMs: number;
+  readYourWrites: ReadYourWrites;
 }
 
 /**
@@ -32,15 +33,15 @@ export interface FgaDeps {
  * `start` must run before requests are served.
  */
 export function fgaModule(deps: FgaDeps) {
-  const { store, clock, pool, logger, timeoutMs } = deps;
+  const { store, clock, pool, logger, timeoutMs, readYourWrites } = deps;
   const activeModels = new ActiveModels({ store, clock });
   const indexes = new TupleIndexes({ store, pool, logger: logger.child({ module: 'fga' }), onModelEvent: (tenant) => activeModels.invalidate(tenant) });
   return {
     indexes,
-    models: { commands: modelCommands({ store, clock }), queries: modelQueries(pool) },
+    models: { commands: modelCommands({ store, clock }), queries: readModelQueries(FGA_PROJECTION, readYourWrites, modelQueries(pool)) },
     tuples: {
-      commands: tupleCommands({ store, clock, activeModel: (tenant) => activeModels.get(tenant).catch(asAppError) }),
-      queries: tupleQueries(pool),
+      commands: tupleCommands({ store, clock, activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError) }),
+      queries: readModelQueries(FGA_PROJECTION, readYourWrites, tupleQueries(pool)),
     },
     authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs }),
     start: () => indexes.start(),
@@ -50,11 +51,13 @@ export function fgaModule(deps: FgaDeps) {
 
 export type FgaModule = ReturnType<typeof fgaModule>;
 
-/** Registers every /api/fga route. A write answers once the read model and this instance's index reflect it. */
-export function registerFgaRoutes(app: HttpServer, fga: FgaModule, readYourWrites: ReadYourWrites, timeoutMs: number): void {
+/**
+ * Registers every /api/fga route. A write answers once this instance's index reflects it (the HTTP
+ * layer waits for the read model).
+ */
+export function registerFgaRoutes(app: HttpServer, fga: FgaModule, timeoutMs: number): void {
   const settle = async (position: bigint) => {
-    if (position === 0n) return;
-    await Promise.all([readYourWrites(position, [FGA_PROJECTION]), fga.indexes.waitFor(position, timeoutMs)]);
+    if (position !== 0n) await fga.indexes.waitFor(position, timeoutMs);
   };
   registerModelRoutes(app, { ...fga.models, settle });
   registerTupleRoutes(app, { ...fga.tuples, settle });

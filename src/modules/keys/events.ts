@@ -1,13 +1,25 @@
-import type { DomainEvent } from '../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
 
-export type SigningAlgorithm = 'RS256' | 'HS256';
+export const SIGNING_ALGORITHMS = ['RS256', 'HS256'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 
-/** The private part travels only sealed by the master key (SecretBox), never in clear text. */
-export type SigningKeyAdded = DomainEvent<
-  'SigningKeyAdded',
-  { kid: string; alg: SigningAlgorithm; publicJwk: Record<string, unknown> | null; sealedPrivateKey: string; createdAt: string }
->;
+export const signingKeyAdded = defineEvent({
+  type: 'SigningKeyAdded',
+  description: 'A signing key of the key ring. The private part travels only sealed by the master key, never in clear text; HS256 keys have no public JWK.',
+  data: z.strictObject({
+    kid: z.string(),
+    alg: z.enum(SIGNING_ALGORITHMS),
+    publicJwk: z.record(z.string(), z.unknown()).nullable(),
+    sealedPrivateKey: z.string(),
+    createdAt: z.string(),
+  }),
+  sensitive: ['sealedPrivateKey'],
+});
 
+export const signingKeyEvents = [signingKeyAdded];
+
+export type SigningKeyAdded = EventOf<typeof signingKeyAdded>;
 export type SigningKeyEvent = SigningKeyAdded;
 
 /** One key ring for the whole service: tokens of every tenant are verified with the same JWKS. */

@@ -1,9 +1,28 @@
-import { principalOf, requirePlatformAdmin } from '../../platform/http/authentication.ts';
-import { ok } from '../../platform/http/envelopes.ts';
+import { z } from 'zod';
+import { principalOf } from '../../platform/http/authentication.ts';
+import { ok, okBody } from '../../platform/http/envelopes.ts';
+import { platformAdmin, publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import type { KeyRing } from './key-ring.ts';
 
 const JWKS_CACHE = 'public, max-age=3600';
+
+const discoverySchema = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  userinfo_endpoint: z.string(),
+  jwks_uri: z.string(),
+  response_types_supported: z.array(z.string()),
+  grant_types_supported: z.array(z.string()),
+  subject_types_supported: z.array(z.string()),
+  id_token_signing_alg_values_supported: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+});
+/** RFC 7517 public keys (RSA: n and e); other members of a JWK pass through. */
+const jwksSchema = z.object({
+  keys: z.array(z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') })),
+});
 
 /** OIDC discovery, the JWKS, and key rotation for platform administrators. */
 export function registerKeyRoutes(app: HttpServer, deps: { keyRing: KeyRing; issuer: string; platformTenant: string | undefined }): void {
@@ -25,22 +44,34 @@ export function registerKeyRoutes(app: HttpServer, deps: { keyRing: KeyRing; iss
     id_token_signing_alg_values_supported: ['RS256', 'HS256'],
     scopes_supported: ['openid', 'profile', 'email'],
   });
+  const discoveryRoute = { tags: ['Discovery'], access: publicAccess, tenant: 'none' as const, method: 'GET' as const };
   for (const prefix of ['', '/api']) {
-    app.get(`${prefix}/.well-known/openid-configuration`, { schema: { tags: ['Discovery'], summary: 'OpenID Connect discovery' }, config: { tenant: 'none' } }, async () =>
-      discovery(),
-    );
-    app.get(`${prefix}/.well-known/jwks.json`, { schema: { tags: ['Discovery'], summary: 'Public signing keys' }, config: { tenant: 'none' } }, async (_request, reply) => {
-      void reply.header('cache-control', JWKS_CACHE);
-      return deps.keyRing.jwks();
+    route(app, {
+      ...discoveryRoute,
+      url: `${prefix}/.well-known/openid-configuration`,
+      summary: 'OpenID Connect discovery',
+      responses: { 200: discoverySchema },
+      handler: async () => discovery(),
+    });
+    route(app, {
+      ...discoveryRoute,
+      url: `${prefix}/.well-known/jwks.json`,
+      summary: 'Public signing keys',
+      responses: { 200: jwksSchema },
+      handler: async (_request, reply) => {
+        void reply.header('cache-control', JWKS_CACHE);
+        return deps.keyRing.jwks() as z.input<typeof jwksSchema>;
+      },
     });
   }
 
-  app.post(
-    '/api/admin/signing-keys/rotate',
-    {
-      schema: { tags: ['Keys'], summary: 'Add a new signing key; old keys stay published until their tokens expire', security: [{ bearer: [] }] },
-      onRequest: [requirePlatformAdmin(deps.platformTenant)],
-    },
-    async (request) => ok({ kid: await deps.keyRing.rotate(principalOf(request).subject) }),
-  );
+  route(app, {
+    tags: ['Keys'],
+    access: platformAdmin(deps.platformTenant),
+    method: 'POST',
+    url: '/api/admin/signing-keys/rotate',
+    summary: 'Add a new signing key; old keys stay published until their tokens expire',
+    responses: { 200: okBody(z.object({ kid: z.string() })) },
+    handler: async (request) => ok({ kid: await deps.keyRing.rotate(principalOf(request).subject) }),
+  });
 }

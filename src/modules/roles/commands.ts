@@ -5,14 +5,14 @@ import {
   isReservationConflict,
   releaseReservation,
 } from '../../platform/commands/reservations.ts';
-import { AppError } from '../../platform/errors.ts';
+import { roleError } from './errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import { roleDecider } from './decider.ts';
 import { roleNameReservation, roleStreamId, type RoleFields } from './events.ts';
 import { DEFAULT_ROLES } from './permissions.ts';
 
-const nameTaken = () => new AppError('ROLE_NAME_TAKEN', 409, 'A role with this name already exists');
+const nameTaken = () => roleError('ROLE_NAME_TAKEN', 'A role with this name already exists');
 
 /** The appends that create a role with its name reservation (also used inside tenant creation). */
 export async function roleCreationAppends(
@@ -42,7 +42,8 @@ export function roleCommands(deps: CommandDeps) {
       const roleId = newId();
       try {
         const appends = await roleCreationAppends(deps, tenant, roleId, fields, context);
-        return { roleId, position: lastPosition(await deps.store.appendMulti(appends)) };
+        const position = lastPosition(await deps.store.appendMulti(appends));
+        return { roleId, position, role: { id: roleId, ...fields, createdAt: appends[0]!.events[0]!.metadata.occurredAt } };
       } catch (error) {
         if (isReservationConflict(error, 'role-name')) throw nameTaken();
         throw error;

@@ -1,5 +1,6 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { notFound } from '../../platform/errors.ts';
+import { roleError } from './errors.ts';
 import type { RoleEvent, RoleFields } from './events.ts';
 
 export type RoleState =
@@ -38,7 +39,7 @@ export const roleDecider: Decider<RoleState, RoleCommand, RoleEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateRole':
-        if (state.status !== 'absent') throw new AppError('ROLE_EXISTS', 409, 'Role already exists');
+        if (state.status !== 'absent') throw roleError('ROLE_EXISTS', 'Role already exists');
         return [{ type: 'RoleCreated', data: { roleId: command.roleId, ...command.fields } }];
       case 'UpdateRole': {
         if (state.status !== 'active') throw notFound('Role');

@@ -1,17 +1,19 @@
-import type { DomainEvent } from '../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
 
-export interface RoleFields {
-  name: string;
-  description: string;
-  color: string;
-  permissions: string[];
-}
+const roleFields = z.strictObject({ name: z.string(), description: z.string(), color: z.string(), permissions: z.array(z.string()) });
+export type RoleFields = z.infer<typeof roleFields>;
 
-export type RoleCreated = DomainEvent<'RoleCreated', RoleFields & { roleId: string }>;
-export type RoleUpdated = DomainEvent<'RoleUpdated', Partial<RoleFields> & { roleId: string }>;
-export type RoleDeleted = DomainEvent<'RoleDeleted', { roleId: string; name: string }>;
+export const roleCreated = defineEvent({ type: 'RoleCreated', data: roleFields.extend({ roleId: z.string() }) });
+export const roleUpdated = defineEvent({ type: 'RoleUpdated', data: roleFields.partial().extend({ roleId: z.string() }) });
+export const roleDeleted = defineEvent({ type: 'RoleDeleted', data: z.strictObject({ roleId: z.string(), name: z.string() }) });
 
-export type RoleEvent = RoleCreated | RoleUpdated | RoleDeleted;
+export const roleEvents = [roleCreated, roleUpdated, roleDeleted];
+
+export type RoleCreated = EventOf<typeof roleCreated>;
+export type RoleUpdated = EventOf<typeof roleUpdated>;
+export type RoleDeleted = EventOf<typeof roleDeleted>;
+export type RoleEvent = EventOf<(typeof roleEvents)[number]>;
 
 export const roleStreamId = (tenant: string, roleId: string): string => `role-${tenant}.${roleId}`;
 

@@ -11,12 +11,28 @@ export const PERMISSIONS = [
   'view:fga_tuples',
   'manage:fga_tuples',
   'debug:fga',
+  'manage:organizations',
+  'manage:groups',
+  'manage:applications',
   'manage:webhooks',
+  'manage:actions',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const permissionSchema = z.enum(PERMISSIONS);
+
+const isPermission = (name: string): name is Permission => (PERMISSIONS as readonly string[]).includes(name);
+
+/**
+ * The permissions a token may use when it carries a `scope` claim (decisions.md, OAuth 2.0): the
+ * scope's permission names the holder has, where a held admin:all has each of them. A client token
+ * holds no roles: its scope was checked against the application when it was issued, so `held` is
+ * null and every permission name in the scope counts.
+ */
+export function permissionsWithinScope(held: ReadonlySet<string> | null, scope: readonly string[]): Set<string> {
+  return new Set(scope.filter((name) => isPermission(name) && (held === null || held.has(name) || held.has('admin:all'))));
+}
 
 export function grants(held: Iterable<string>, required: Permission): boolean {
   for (const permission of held) if (permission === 'admin:all' || permission === required) return true;

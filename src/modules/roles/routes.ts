@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { notFound } from '../../platform/errors.ts';
-import { requirePermission } from '../../platform/http/authentication.ts';
-import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { permission } from '../../platform/http/route.ts';
 import { idParams } from '../../platform/http/schemas.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
@@ -23,16 +23,25 @@ const createBody = z.strictObject({
   permissions: fields.permissions.optional(),
 });
 const updateBody = createBody.partial();
+const roleSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  color: z.string(),
+  permissions: z.array(z.string()),
+  createdAt: z.string().describe('ISO 8601'),
+});
 
 export interface RoleRouteDeps {
   commands: ReturnType<typeof roleCommands>;
   queries: RoleQueries;
-  readYourWrites: ReadYourWrites;
+  /** Waits for the reactions to a write (the role's removal from its holders) to be readable. */
+  awaitReactions: (position: bigint) => Promise<void>;
 }
 
 /** /api/roles and /api/v1/roles (admin:all, decisions.md). Roles have no native paging. */
 export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
-  const guard = { tags: ['Roles'], onRequest: [requirePermission('admin:all')] };
+  const guard = { tags: ['Roles'], access: permission('admin:all') };
   const roleOr404 = async (tenant: string, id: string) => (await deps.queries.get(tenant, id)) ?? Promise.reject(notFound('Role'));
   const unique = (permissions: string[] | undefined) => (permissions ? [...new Set(permissions)] : undefined);
 
@@ -41,6 +50,7 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     method: 'GET',
     path: '/roles',
     summary: 'List roles',
+    answers: { kind: 'all', item: roleSchema },
     handler: async (request) => ({ kind: 'all', items: await deps.queries.list(tenantOf(request).name) }),
   });
 
@@ -50,12 +60,14 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     path: '/roles',
     summary: 'Create a role',
     body: createBody,
+    answers: { kind: 'item', item: roleSchema, status: 201 },
+    errors: ['ROLE_NAME_TAKEN'],
     handler: async (request) => {
       const tenant = tenantOf(request).name;
       const { name, description = '', color = '#9e9e9e', permissions } = request.body;
-      const { roleId, position } = await deps.commands.create(tenant, { name, description, color, permissions: unique(permissions) ?? [] }, commandContextOf(request));
-      await deps.readYourWrites(position, ['roles']);
-      return { kind: 'item', status: 201, data: await roleOr404(tenant, roleId) };
+      const { role } = await deps.commands.create(tenant, { name, description, color, permissions: unique(permissions) ?? [] }, commandContextOf(request));
+      // From what the command appended: a lagging read model cannot make a create a 404.
+      return { kind: 'item', data: { ...role, createdAt: new Date(role.createdAt).toISOString() } };
     },
   });
 
@@ -65,6 +77,8 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     path: '/roles/:id',
     summary: 'Read a role',
     params: idParams,
+    answers: { kind: 'item', item: roleSchema },
+    errors: ['NOT_FOUND'],
     handler: async (request) => ({ kind: 'item', data: await roleOr404(tenantOf(request).name, request.params.id) }),
   });
 
@@ -75,13 +89,17 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     summary: 'Update a role',
     params: idParams,
     body: updateBody,
+    answers: { kind: 'item', item: roleSchema },
+    errors: ['NOT_FOUND', 'ROLE_NAME_TAKEN'],
     handler: async (request) => {
       const tenant = tenantOf(request).name;
-      await roleOr404(tenant, request.params.id);
+      const before = await roleOr404(tenant, request.params.id);
       const { permissions, ...rest } = request.body;
-      const { position } = await deps.commands.update(tenant, request.params.id, { ...rest, permissions: unique(permissions) }, commandContextOf(request));
-      await deps.readYourWrites(position, ['roles']);
-      return { kind: 'item', data: await roleOr404(tenant, request.params.id) };
+      const { state } = await deps.commands.update(tenant, request.params.id, { ...rest, permissions: unique(permissions) }, commandContextOf(request));
+      if (state.status !== 'active') throw notFound('Role');
+      // From the command's resulting state: never stale, whatever the projection's lag.
+      const { roleId: id, name, description, color, permissions: held } = state;
+      return { kind: 'item', data: { id, name, description, color, permissions: held, createdAt: before.createdAt } };
     },
   });
 
@@ -91,12 +109,14 @@ export function registerRoleRoutes(app: HttpServer, deps: RoleRouteDeps): void {
     path: '/roles/:id',
     summary: 'Delete a role; users holding it lose it',
     params: idParams,
+    answers: { kind: 'deleted' },
+    errors: ['NOT_FOUND'],
     handler: async (request) => {
       const tenant = tenantOf(request).name;
       await roleOr404(tenant, request.params.id);
       const { position } = await deps.commands.delete(tenant, request.params.id, commandContextOf(request));
-      await deps.readYourWrites(position, ['roles', 'users']);
-      return { kind: 'deleted', legacy: { deleted: true } };
+      await deps.awaitReactions(position);
+      return { kind: 'deleted' };
     },
   });
 }

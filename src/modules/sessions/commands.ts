@@ -6,7 +6,8 @@ import type { SecuritySettings } from '../settings/defaults.ts';
 import { invalidGrant, sessionDecider } from './decider.ts';
 import { sessionStreamId, type SessionRevokeReason, type SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';
-import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platform/crypto/opaque-tokens.ts';
+import { hashOpaqueSecret } from '../../platform/crypto/opaque-tokens.ts';
+import { newRefreshToken, parseRefreshToken } from './refresh-tokens.ts';
 
 export function sessionCommands(deps: CommandDeps & { queries: SessionQueries }) {
   const revokeAppend = async (tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext): Promise<StreamAppend[]> => {
@@ -20,7 +21,7 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
      * sessions first when maxConcurrentSessions is reached.
      */
     async start(tenant: string, userId: string, settings: SecuritySettings, context: CommandContext, auth: { acr: string; amr: string[] }, sessionId = newId()) {
-      const refresh = newOpaqueToken(sessionId);
+      const refresh = newRefreshToken(tenant, sessionId);
       const now = deps.clock.now();
       const at = (seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString();
       const started: SessionStarted = {
@@ -53,9 +54,10 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
      * that outcome is returned, not thrown, so the caller can wait for the revocation to be readable.
      */
     async refresh(tenant: string, refreshToken: string, context: CommandContext) {
-      const parsed = parseOpaqueToken(refreshToken);
+      // The session is read from `tenant`'s stream: a token naming another tenant finds none there.
+      const parsed = parseRefreshToken(refreshToken);
       if (!parsed) throw invalidGrant('Unknown refresh token');
-      const next = newOpaqueToken(parsed.id);
+      const next = newRefreshToken(tenant, parsed.id);
       const result = await handleCommand(
         deps,
         sessionDecider,

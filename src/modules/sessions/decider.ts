@@ -1,5 +1,5 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError } from '../../platform/errors.ts';
+import { sessionError } from './errors.ts';
 import type { SessionEvent, SessionRevokeReason, SessionStarted } from './events.ts';
 
 export type SessionState =
@@ -20,7 +20,7 @@ export type SessionCommand =
   | { type: 'ExpireSession'; now: string }
   | { type: 'UseSession'; now: string };
 
-export const invalidGrant = (description: string) => new AppError('invalid_grant', 400, description);
+export const invalidGrant = (description: string) => sessionError('invalid_grant', description);
 
 /** When and why an active session ends by time (lifetime or idle limit), whichever comes first. */
 export function sessionEnd(state: Exclude<SessionState, { status: 'absent' }>): { at: Date; reason: 'idle' | 'lifetime' } {

@@ -1,36 +1,58 @@
-import type { DomainEvent } from '../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
 
-/** Only SHA-256 digests of refresh-token secrets are recorded. */
-export type SessionStarted = DomainEvent<
-  'SessionStarted',
-  {
-    sessionId: string;
-    userId: string;
-    startedAt: string;
-    refreshTokenHash: string;
-    refreshExpiresAt: string;
-    ipAddress: string | null;
-    userAgent: string | null;
-    expiresAt: string;
-    idleTimeoutSeconds: number;
-    refreshTokenLifetimeSeconds: number;
-    acr: string;
-    amr: string[];
-  }
->;
-export type SessionRefreshed = DomainEvent<
-  'SessionRefreshed',
-  { sessionId: string; refreshedAt: string; refreshTokenHash: string; refreshExpiresAt: string }
->;
-export type SessionRevokeReason = 'logout' | 'admin' | 'user' | 'refresh_token_reuse' | 'max_sessions' | 'password_change' | 'password_reset' | 'expired';
-export type SessionRevoked = DomainEvent<'SessionRevoked', { sessionId: string; userId: string; reason: SessionRevokeReason }>;
+export const sessionStarted = defineEvent({
+  type: 'SessionStarted',
+  description: 'Only the SHA-256 digest of the refresh token secret is recorded.',
+  data: z.strictObject({
+    sessionId: z.string(),
+    userId: z.string(),
+    startedAt: z.string(),
+    refreshTokenHash: z.string(),
+    refreshExpiresAt: z.string(),
+    ipAddress: z.string().nullable(),
+    userAgent: z.string().nullable(),
+    expiresAt: z.string(),
+    idleTimeoutSeconds: z.number().int(),
+    refreshTokenLifetimeSeconds: z.number().int(),
+    acr: z.string(),
+    amr: z.array(z.string()),
+  }),
+  sensitive: ['refreshTokenHash'],
+  personal: ['ipAddress', 'userAgent'],
+});
+export const sessionRefreshed = defineEvent({
+  type: 'SessionRefreshed',
+  data: z.strictObject({ sessionId: z.string(), refreshedAt: z.string(), refreshTokenHash: z.string(), refreshExpiresAt: z.string() }),
+  sensitive: ['refreshTokenHash'],
+});
 
-/** Recorded by the expiry sweep, so the log (and the audit built from it) shows when a session ended. */
-export type SessionExpired = DomainEvent<'SessionExpired', { sessionId: string; userId: string; reason: 'idle' | 'lifetime'; expiredAt: string }>;
+export const SESSION_REVOKE_REASONS = ['logout', 'admin', 'user', 'refresh_token_reuse', 'max_sessions', 'password_change', 'password_reset', 'expired', 'user_deleted'] as const;
+export type SessionRevokeReason = (typeof SESSION_REVOKE_REASONS)[number];
+export const sessionRevoked = defineEvent({
+  type: 'SessionRevoked',
+  data: z.strictObject({ sessionId: z.string(), userId: z.string(), reason: z.enum(SESSION_REVOKE_REASONS) }),
+});
 
-/** An API request with the session's access token (recorded at most once a minute per session). */
-export type SessionUsed = DomainEvent<'SessionUsed', { sessionId: string; usedAt: string }>;
+export const SESSION_EXPIRY_REASONS = ['idle', 'lifetime'] as const;
+export const sessionExpired = defineEvent({
+  type: 'SessionExpired',
+  description: 'Recorded by the expiry sweep, so the log (and the audit built from it) shows when a session ended.',
+  data: z.strictObject({ sessionId: z.string(), userId: z.string(), reason: z.enum(SESSION_EXPIRY_REASONS), expiredAt: z.string() }),
+});
+export const sessionUsed = defineEvent({
+  type: 'SessionUsed',
+  description: "An API request with the session's access token (recorded at most once a minute per session).",
+  data: z.strictObject({ sessionId: z.string(), usedAt: z.string() }),
+});
 
-export type SessionEvent = SessionStarted | SessionRefreshed | SessionRevoked | SessionExpired | SessionUsed;
+export const sessionEvents = [sessionStarted, sessionRefreshed, sessionRevoked, sessionExpired, sessionUsed];
+
+export type SessionStarted = EventOf<typeof sessionStarted>;
+export type SessionRefreshed = EventOf<typeof sessionRefreshed>;
+export type SessionRevoked = EventOf<typeof sessionRevoked>;
+export type SessionExpired = EventOf<typeof sessionExpired>;
+export type SessionUsed = EventOf<typeof sessionUsed>;
+export type SessionEvent = EventOf<(typeof sessionEvents)[number]>;
 
 export const sessionStreamId = (tenant: string, sessionId: string): string => `session-${tenant}.${sessionId}`;

@@ -101,6 +101,15 @@ export function sessionQueries(db: Queryable, now: () => Date) {
       return rows.map((r) => ({ tenant: r.tenant_id, sessionId: r.id }));
     },
 
+    /**
+     * Every session of a user, whatever the read model says of it: the reaction to a deletion lets
+     * each session's own stream decide whether anything is left to revoke.
+     */
+    async allOf(tenant: string, userId: string): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>('select id from sessions where tenant_id = $1 and user_id = $2 order by created_at, id', [tenant, userId]);
+      return rows.map((r) => r.id);
+    },
+
     /** A user's active sessions, oldest first (for maxConcurrentSessions). */
     async activeOf(tenant: string, userId: string): Promise<string[]> {
       const { rows } = await db.query<{ id: string }>(

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { validationError, type ErrorDetail } from '../../platform/errors.ts';
-import { requirePermission } from '../../platform/http/authentication.ts';
-import { ok, success } from '../../platform/http/envelopes.ts';
-import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import { ok, okBody, success, successBody } from '../../platform/http/envelopes.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { permission, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { settingsCommands } from './commands.ts';
@@ -11,22 +11,40 @@ import { flatten, SECTION_NAMES, sectionSchemas } from './sections.ts';
 
 const putBody = z.strictObject({ section: z.enum(SECTION_NAMES as [string, ...string[]]), data: z.record(z.string(), z.unknown()) });
 
-/** GET and PUT /api/realm-settings (admin:all). Changes apply to sessions started afterwards. */
-export function registerSettingsRoutes(
-  app: HttpServer,
-  deps: { commands: ReturnType<typeof settingsCommands>; queries: SettingsQueries; readYourWrites: ReadYourWrites },
-): void {
-  const guard = { onRequest: [requirePermission('admin:all')] };
+const nestedSchema = z.object(sectionSchemas);
+const flatSchema = z.object({
+  ...sectionSchemas.tokens.shape,
+  ...sectionSchemas.login.shape,
+  ...sectionSchemas.security.shape,
+  ...sectionSchemas.bruteForce.shape,
+  updatedAt: z.string().nullable().describe('the last change, or the creation of the tenant (ISO 8601)'),
+});
 
-  app.get('/api/realm-settings', { ...guard, schema: { tags: ['Settings'], summary: 'Security settings (flat)', security: [{ bearer: [] }] } }, async (request) => {
-    const { settings, updatedAt } = await deps.queries.nested(tenantOf(request).name);
-    return ok({ ...flatten(settings), updatedAt });
+/** GET and PUT /api/realm-settings (admin:all). Changes apply to sessions started afterwards. */
+export function registerSettingsRoutes(app: HttpServer, deps: { commands: ReturnType<typeof settingsCommands>; queries: SettingsQueries }): void {
+  const guard = { tags: ['Settings'], access: permission('admin:all') };
+
+  route(app, {
+    ...guard,
+    method: 'GET',
+    url: '/api/realm-settings',
+    summary: 'Security settings (flat)',
+    responses: { 200: okBody(flatSchema) },
+    handler: async (request) => {
+      const { settings, updatedAt } = await deps.queries.nested(tenantOf(request).name);
+      return ok({ ...flatten(settings), updatedAt });
+    },
   });
 
-  app.put(
-    '/api/realm-settings',
-    { ...guard, schema: { tags: ['Settings'], summary: 'Update one section; answers the nested settings', security: [{ bearer: [] }], body: putBody } },
-    async (request) => {
+  route(app, {
+    ...guard,
+    method: 'PUT',
+    url: '/api/realm-settings',
+    summary: 'Update one section; answers the nested settings',
+    body: putBody,
+    envelope: 'success',
+    responses: { 200: successBody(nestedSchema) },
+    handler: async (request) => {
       const section = request.body.section as keyof typeof sectionSchemas;
       const parsed = sectionSchemas[section].partial().safeParse(request.body.data);
       if (!parsed.success) {
@@ -36,10 +54,9 @@ export function registerSettingsRoutes(
         }));
         throw validationError(`Invalid ${details.map((d) => d.path.replace(/^data\./, '')).join(', ')}`, details);
       }
-      const tenant = tenantOf(request).name;
-      const { position } = await deps.commands.update(tenant, section, parsed.data, commandContextOf(request));
-      await deps.readYourWrites(position, ['settings']);
-      return success((await deps.queries.nested(tenant)).settings);
+      // The command's resulting state is the nested settings the read model shows: never stale.
+      const { state } = await deps.commands.update(tenantOf(request).name, section, parsed.data, commandContextOf(request));
+      return success(state);
     },
-  );
+  });
 }

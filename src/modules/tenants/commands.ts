@@ -1,13 +1,13 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict } from '../../platform/commands/reservations.ts';
-import { AppError } from '../../platform/errors.ts';
+import { tenantError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { defaultRoleAppends } from '../roles/commands.ts';
 import { tenantDecider } from './decider.ts';
 import { tenantNameReservation, tenantStreamId } from './events.ts';
 
-const tenantExists = () => new AppError('TENANT_EXISTS', 409, 'A tenant with this name already exists');
+const tenantExists = () => tenantError('TENANT_EXISTS', 'A tenant with this name already exists');
 
 export function tenantCommands(deps: CommandDeps & { platformTenant: string | undefined }) {
   return {
@@ -28,7 +28,7 @@ export function tenantCommands(deps: CommandDeps & { platformTenant: string | un
             ...(await defaultRoleAppends(deps, name, tenantContext)),
           ],
         );
-        return { tenantId, position: result.position };
+        return { tenantId, position: result.position, tenant: result.state, createdAt: result.occurredAt! };
       } catch (error) {
         // The tenant is new: a taken role name in it can only mean a concurrent creation won.
         if (isReservationConflict(error, 'tenant-name') || isReservationConflict(error, 'role-name')) throw tenantExists();

@@ -1,5 +1,6 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError, notFound, validationError } from '../../platform/errors.ts';
+import { notFound, validationError } from '../../platform/errors.ts';
+import { tenantError } from './errors.ts';
 import type { TenantEvent } from './events.ts';
 
 export type TenantState =
@@ -33,7 +34,7 @@ export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateTenant':
-        if (state.status !== 'absent') throw new AppError('TENANT_EXISTS', 409, 'Tenant already exists');
+        if (state.status !== 'absent') throw tenantError('TENANT_EXISTS', 'Tenant already exists');
         return [{ type: 'TenantCreated', data: { tenantId: command.tenantId, name: command.name, displayName: command.displayName } }];
       case 'UpdateTenant':
         if (state.status !== 'active') throw notFound('Tenant');

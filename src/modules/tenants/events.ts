@@ -1,10 +1,19 @@
-import type { DomainEvent } from '../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
 
-export type TenantCreated = DomainEvent<'TenantCreated', { tenantId: string; name: string; displayName: string }>;
-export type TenantUpdated = DomainEvent<'TenantUpdated', { tenantId: string; displayName: string }>;
-export type TenantDeleted = DomainEvent<'TenantDeleted', { tenantId: string; name: string }>;
+export const tenantCreated = defineEvent({
+  type: 'TenantCreated',
+  data: z.strictObject({ tenantId: z.string(), name: z.string(), displayName: z.string() }),
+});
+export const tenantUpdated = defineEvent({ type: 'TenantUpdated', data: z.strictObject({ tenantId: z.string(), displayName: z.string() }) });
+export const tenantDeleted = defineEvent({ type: 'TenantDeleted', data: z.strictObject({ tenantId: z.string(), name: z.string() }) });
 
-export type TenantEvent = TenantCreated | TenantUpdated | TenantDeleted;
+export const tenantEvents = [tenantCreated, tenantUpdated, tenantDeleted];
+
+export type TenantCreated = EventOf<typeof tenantCreated>;
+export type TenantUpdated = EventOf<typeof tenantUpdated>;
+export type TenantDeleted = EventOf<typeof tenantDeleted>;
+export type TenantEvent = EventOf<(typeof tenantEvents)[number]>;
 
 export const tenantStreamId = (name: string, tenantId: string): string => `tenant-${name}.${tenantId}`;
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../platform/db/pool.ts';
 import { isUuid } from '../../platform/ids.ts';
+import type { TenantState } from './decider.ts';
 
 export interface Tenant {
   id: string;
@@ -15,6 +16,13 @@ interface TenantRow {
   display_name: string;
   created_at: Date;
   updated_at: Date;
+}
+
+/** The view the read model gives of a tenant just created, from the command's state (no wait for the projection). */
+export function createdTenantView(state: TenantState, createdAt: string): Tenant {
+  if (state.status !== 'active') throw new Error('A created tenant is active');
+  const at = new Date(createdAt).toISOString();
+  return { id: state.tenantId, name: state.name, displayName: state.displayName, createdAt: at, updatedAt: at };
 }
 
 const toTenant = (row: TenantRow): Tenant => ({

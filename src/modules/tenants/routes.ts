@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import type { CommandContext } from '../../platform/commands/context.ts';
+import { changedAt } from '../../platform/commands/handle-command.ts';
 import { notFound } from '../../platform/errors.ts';
-import { requirePlatformAdmin } from '../../platform/http/authentication.ts';
-import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { platformAdmin } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { TENANT_NAME } from '../../platform/http/tenant-resolution.ts';
 import { idParams } from '../../platform/http/schemas.ts';
 import { registerVersioned } from '../../platform/http/versioned.ts';
 import type { TenantCommands } from './commands.ts';
-import type { Tenant, TenantQueries } from './queries.ts';
+import { createdTenantView, type Tenant, type TenantQueries } from './queries.ts';
 
 const createBody = z
   .strictObject({
@@ -23,13 +24,20 @@ const createBody = z
   });
 const updateBody = z.strictObject({ displayName: z.string().trim().min(1).max(200).optional() });
 
+const tenantSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  displayName: z.string(),
+  createdAt: z.string().describe('ISO 8601'),
+  updatedAt: z.string().describe('ISO 8601'),
+});
+
 const view = ({ id, name, displayName, createdAt, updatedAt }: Tenant) => ({ id, name, displayName, createdAt, updatedAt });
 
 export interface TenantRouteDeps {
   commands: TenantCommands;
   queries: TenantQueries;
   platformTenant: string | undefined;
-  readYourWrites: ReadYourWrites;
   /** The first administrator of a new tenant: checked before the tenant exists, created after. */
   firstAdmin: {
     check(tenant: string, password: string): Promise<void>;
@@ -40,13 +48,14 @@ export interface TenantRouteDeps {
 /** /api/tenants and /api/v1/tenants: admin:all in the platform tenant (decisions.md). */
 export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): void {
   const findOr404 = async (id: string) => (await deps.queries.find(id)) ?? Promise.reject(notFound('Tenant'));
-  const common = { tags: ['Tenants'], onRequest: [requirePlatformAdmin(deps.platformTenant)] };
+  const common = { tags: ['Tenants'], access: platformAdmin(deps.platformTenant) };
 
   registerVersioned(app, {
     ...common,
     method: 'GET',
     path: '/tenants',
     summary: 'List tenants',
+    answers: { kind: 'all', item: tenantSchema },
     handler: async () => ({ kind: 'all', items: (await deps.queries.list()).map(view) }),
   });
 
@@ -56,15 +65,17 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
     path: '/tenants',
     summary: 'Create a tenant with the default roles',
     body: createBody,
+    answers: { kind: 'item', item: tenantSchema, status: 201 },
+    errors: ['TENANT_EXISTS', 'EMAIL_TAKEN'],
     handler: async (request) => {
       const context = commandContextOf(request);
       const { adminEmail, adminPassword, ...fields } = request.body;
       if (adminPassword !== undefined) await deps.firstAdmin.check(fields.name, adminPassword);
-      const { position } = await deps.commands.create(fields, context);
-      await deps.readYourWrites(position, ['tenants', 'roles']);
-      const tenant = await findOr404(fields.name);
+      const created = await deps.commands.create(fields, context);
+      // From the command's resulting state: a lagging read model cannot make a create a 404.
+      const tenant = createdTenantView(created.tenant, created.createdAt);
       if (adminEmail && adminPassword) await deps.firstAdmin.create(tenant.name, adminEmail, adminPassword, context);
-      return { kind: 'item', status: 201, data: view(tenant) };
+      return { kind: 'item', data: view(tenant) };
     },
   });
 
@@ -74,6 +85,8 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
     path: '/tenants/:id',
     summary: 'Read a tenant by id or name',
     params: idParams,
+    answers: { kind: 'item', item: tenantSchema },
+    errors: ['NOT_FOUND'],
     handler: async (request) => ({ kind: 'item', data: view(await findOr404(request.params.id)) }),
   });
 
@@ -84,11 +97,14 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
     summary: 'Update a tenant',
     params: idParams,
     body: updateBody,
+    answers: { kind: 'item', item: tenantSchema },
+    errors: ['NOT_FOUND'],
     handler: async (request) => {
       const tenant = await findOr404(request.params.id);
-      const { position } = await deps.commands.update(tenant, request.body, commandContextOf(request));
-      await deps.readYourWrites(position, ['tenants']);
-      return { kind: 'item', data: view(await findOr404(tenant.id)) };
+      const result = await deps.commands.update(tenant, request.body, commandContextOf(request));
+      if (result.state.status !== 'active') throw notFound('Tenant');
+      // From the command's resulting state: never stale, whatever the projection's lag.
+      return { kind: 'item', data: view({ ...tenant, displayName: result.state.displayName, updatedAt: changedAt(result, tenant.updatedAt) }) };
     },
   });
 
@@ -98,11 +114,12 @@ export function registerTenantRoutes(app: HttpServer, deps: TenantRouteDeps): vo
     path: '/tenants/:id',
     summary: 'Delete a tenant (soft; its name stays reserved)',
     params: idParams,
+    answers: { kind: 'deleted' },
+    errors: ['NOT_FOUND', 'VALIDATION_ERROR'],
     handler: async (request) => {
       const tenant = await findOr404(request.params.id);
-      const { position } = await deps.commands.delete(tenant, commandContextOf(request));
-      await deps.readYourWrites(position, ['tenants']);
-      return { kind: 'deleted', legacy: { deleted: true } };
+      await deps.commands.delete(tenant, commandContextOf(request));
+      return { kind: 'deleted' };
     },
   });
 }

@@ -1,12 +1,13 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, type CommandDeps, type SideAppends } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
-import { AppError, notFound, validationError } from '../../platform/errors.ts';
+import { notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { RoleQueries } from '../roles/queries.ts';
 import type { SettingsProvider } from '../settings/provider.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
-import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
+import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type RoleRemovalReason, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
+import { userError } from './errors.ts';
 import { loadUser } from './load.ts';
 import { assertNotRecentlyUsed, assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
 
@@ -32,8 +33,8 @@ export interface CreateUserInput {
 const DEFAULT_ROLE = 'user';
 
 function mapUniquenessConflict(error: unknown): never {
-  if (isReservationConflict(error, 'email')) throw new AppError('EMAIL_TAKEN', 409, 'A user with this email already exists');
-  if (isReservationConflict(error, 'username')) throw new AppError('USERNAME_TAKEN', 409, 'A user with this username already exists');
+  if (isReservationConflict(error, 'email')) throw userError('EMAIL_TAKEN', 'A user with this email already exists');
+  if (isReservationConflict(error, 'username')) throw userError('USERNAME_TAKEN', 'A user with this username already exists');
   throw error;
 }
 
@@ -77,12 +78,12 @@ export function userCommands(deps: UserCommandDeps) {
         firstName: input.firstName ?? null,
         lastName: input.lastName ?? null,
       };
-      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false, origin: input.origin };
+      const command = { type: 'CreateUser' as const, userId, profile, passwordHash, roles, enabled: input.enabled ?? true, emailVerified: input.emailVerified ?? false, origin: input.origin ?? 'admin' };
       const result = await run(tenant, userId, command, context, async () => [
         ...(await claimReservation(deps, emailReservation(tenant, input.email, userId), context)),
         ...(input.username ? await claimReservation(deps, usernameReservation(tenant, input.username, userId), context) : []),
       ]);
-      return { userId, position: result.position, user: result.state };
+      return { userId, position: result.position, user: result.state, createdAt: result.occurredAt! };
     },
 
     update(tenant: string, userId: string, changes: Partial<UserProfile> & { enabled?: boolean | undefined }, context: CommandContext) {
@@ -117,7 +118,7 @@ export function userCommands(deps: UserCommandDeps) {
       if (user.status !== 'active') throw notFound('User');
       if (input.currentPassword !== undefined) {
         const proven = user.passwordHash !== null && (await deps.hasher.verify(user.passwordHash, input.currentPassword));
-        if (!proven) throw new AppError('INVALID_CREDENTIALS', 401, 'Current password is incorrect');
+        if (!proven) throw userError('INVALID_CREDENTIALS', 'Current password is incorrect');
       }
       const settings = await deps.settings.forTenant(tenant);
       assertPasswordPolicy(input.newPassword, settings, 'body.newPassword');
@@ -127,15 +128,15 @@ export function userCommands(deps: UserCommandDeps) {
     },
 
     async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext) {
-      if (context.actor === userId) throw new AppError('SELF_ROLE_CHANGE', 403, 'You cannot change your own roles');
+      if (context.actor === userId) throw userError('SELF_ROLE_CHANGE', 'You cannot change your own roles');
       const role = await deps.roles.get(tenant, roleId);
       if (!role) throw notFound('Role');
       return run(tenant, userId, { type: 'AssignRole', role: { id: role.id, name: role.name } }, context);
     },
 
-    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext) {
-      if (context.actor === userId) throw new AppError('SELF_ROLE_CHANGE', 403, 'You cannot change your own roles');
-      return run(tenant, userId, { type: 'RemoveRole', roleId }, context);
+    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext, reason?: RoleRemovalReason) {
+      if (context.actor === userId) throw userError('SELF_ROLE_CHANGE', 'You cannot change your own roles');
+      return run(tenant, userId, { type: 'RemoveRole', roleId, reason }, context);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
-import type { PasswordChangeReason, RoleRef, UserEvent, UserOrigin, UserProfile } from './events.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
+import { userError } from './errors.ts';
+import type { PasswordChangeReason, RoleRef, RoleRemovalReason, UserEvent, UserOrigin, UserProfile } from './events.ts';
 
 export interface ActiveUser extends UserProfile {
   status: 'active';
@@ -29,12 +30,12 @@ export type UserCommand =
       roles: RoleRef[];
       enabled: boolean;
       emailVerified: boolean;
-      origin?: UserOrigin | undefined;
+      origin: UserOrigin;
     }
   | { type: 'UpdateUser'; profile: Partial<UserProfile>; enabled?: boolean | undefined }
   | { type: 'DeleteUser' }
   | { type: 'AssignRole'; role: RoleRef }
-  | { type: 'RemoveRole'; roleId: string }
+  | { type: 'RemoveRole'; roleId: string; reason?: RoleRemovalReason | undefined }
   /** expectedCurrentHash: the hash the new password was checked against (history, current password). */
   | { type: 'ChangePassword'; passwordHash: string; reason: PasswordChangeReason; expectedCurrentHash: string | null };
 
@@ -87,9 +88,9 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateUser': {
-        if (state.status !== 'absent') throw new AppError('USER_EXISTS', 409, 'User already exists');
+        if (state.status !== 'absent') throw userError('USER_EXISTS', 'User already exists');
         const { userId, profile, passwordHash, roles, enabled, emailVerified, origin } = command;
-        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified, ...(origin ? { origin } : {}) } }];
+        return [{ type: 'UserCreated', data: { userId, ...profile, passwordHash, roles, enabled, emailVerified, origin } }];
       }
       case 'UpdateUser': {
         const user = activeOr404(state);
@@ -114,11 +115,11 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       case 'RemoveRole': {
         const user = activeOr404(state);
         const role = user.roles.find((r) => r.id === command.roleId);
-        return role ? [{ type: 'UserRoleRemoved', data: { userId: user.userId, role } }] : [];
+        return role ? [{ type: 'UserRoleRemoved', data: { userId: user.userId, role, ...(command.reason ? { reason: command.reason } : {}) } }] : [];
       }
       case 'ChangePassword': {
         const user = activeOr404(state);
-        if (user.passwordHash !== command.expectedCurrentHash) throw new AppError('CONFLICT', 409, 'The password was changed concurrently');
+        if (user.passwordHash !== command.expectedCurrentHash) throw conflict('The password was changed concurrently');
         return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash, reason: command.reason } }];
       }
       default: {

@@ -1,44 +1,90 @@
-import type { DomainEvent } from '../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
 
-export interface UserProfile {
-  email: string;
-  username: string | null;
-  firstName: string | null;
-  lastName: string | null;
-}
+const userProfileFields = {
+  email: z.string(),
+  username: z.string().nullable(),
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+};
+const PROFILE_FIELDS = Object.keys(userProfileFields);
+const roleRef = z.strictObject({ id: z.string(), name: z.string() });
 
-/** How an account came to be, when not by an administrator (audit tells SIGNUP from USER_CREATED). */
-export type UserOrigin = 'signup';
+/** How an account came to be: by an administrator, by self-service signup, or by an import (audit tells them apart). */
+export const USER_ORIGINS = ['admin', 'signup', 'import'] as const;
+export type UserOrigin = (typeof USER_ORIGINS)[number];
 
-/** passwordHash is an argon2id PHC string (never a clear password); the relay and audit redact it. */
-export type UserCreated = DomainEvent<
-  'UserCreated',
-  UserProfile & { userId: string; enabled: boolean; emailVerified: boolean; passwordHash: string | null; roles: RoleRef[]; origin?: UserOrigin }
->;
-export type UserProfileUpdated = DomainEvent<'UserProfileUpdated', Partial<UserProfile> & { userId: string }>;
-export type UserDisabled = DomainEvent<'UserDisabled', { userId: string }>;
-export type UserEnabled = DomainEvent<'UserEnabled', { userId: string }>;
-export type UserDeleted = DomainEvent<'UserDeleted', { userId: string; email: string; username: string | null }>;
-export type UserRoleAssigned = DomainEvent<'UserRoleAssigned', { userId: string; role: RoleRef }>;
-export type UserRoleRemoved = DomainEvent<'UserRoleRemoved', { userId: string; role: RoleRef }>;
+export const userCreated = defineEvent({
+  type: 'UserCreated',
+  version: 2,
+  description: 'An account was created. passwordHash is an argon2id PHC string (never a clear password).',
+  data: z.strictObject({
+    userId: z.string(),
+    ...userProfileFields,
+    enabled: z.boolean(),
+    emailVerified: z.boolean(),
+    passwordHash: z.string().nullable(),
+    roles: z.array(roleRef),
+    origin: z.enum(USER_ORIGINS),
+  }),
+  sensitive: ['passwordHash'],
+  personal: PROFILE_FIELDS,
+  // Version 1 recorded an origin only for signups: every other account was created by an administrator.
+  upcasters: { 1: (data) => ({ ...data, origin: data.origin ?? 'admin' }) },
+});
+export const userProfileUpdated = defineEvent({
+  type: 'UserProfileUpdated',
+  data: z.strictObject({ userId: z.string(), ...z.object(userProfileFields).partial().shape }),
+  personal: PROFILE_FIELDS,
+});
+const userOnly = z.strictObject({ userId: z.string() });
+export const userDisabled = defineEvent({ type: 'UserDisabled', data: userOnly });
+export const userEnabled = defineEvent({ type: 'UserEnabled', data: userOnly });
+export const userDeleted = defineEvent({
+  type: 'UserDeleted',
+  data: z.strictObject({ userId: z.string(), email: z.string(), username: z.string().nullable() }),
+  personal: ['email', 'username'],
+});
+export const userRoleAssigned = defineEvent({ type: 'UserRoleAssigned', data: z.strictObject({ userId: z.string(), role: roleRef }) });
+/** Absent when an administrator removed the role; `role_deleted` when the role itself was deleted. */
+export const ROLE_REMOVAL_REASONS = ['role_deleted'] as const;
+export type RoleRemovalReason = (typeof ROLE_REMOVAL_REASONS)[number];
+export const userRoleRemoved = defineEvent({
+  type: 'UserRoleRemoved',
+  data: z.strictObject({ userId: z.string(), role: roleRef, reason: z.enum(ROLE_REMOVAL_REASONS).optional() }),
+});
+
 /** `change`: by the user with the current password; `reset`: through an e-mailed link. */
-export type PasswordChangeReason = 'change' | 'reset';
-export type UserPasswordChanged = DomainEvent<'UserPasswordChanged', { userId: string; passwordHash: string; reason: PasswordChangeReason }>;
+export const PASSWORD_CHANGE_REASONS = ['change', 'reset'] as const;
+export type PasswordChangeReason = (typeof PASSWORD_CHANGE_REASONS)[number];
+export const userPasswordChanged = defineEvent({
+  type: 'UserPasswordChanged',
+  data: z.strictObject({ userId: z.string(), passwordHash: z.string(), reason: z.enum(PASSWORD_CHANGE_REASONS) }),
+  sensitive: ['passwordHash'],
+});
 
-export interface RoleRef {
-  id: string;
-  name: string;
-}
+export const userEvents = [
+  userCreated,
+  userProfileUpdated,
+  userDisabled,
+  userEnabled,
+  userDeleted,
+  userRoleAssigned,
+  userRoleRemoved,
+  userPasswordChanged,
+];
 
-export type UserEvent =
-  | UserCreated
-  | UserProfileUpdated
-  | UserDisabled
-  | UserEnabled
-  | UserDeleted
-  | UserRoleAssigned
-  | UserRoleRemoved
-  | UserPasswordChanged;
+export type UserProfile = z.infer<z.ZodObject<typeof userProfileFields>>;
+export type RoleRef = z.infer<typeof roleRef>;
+export type UserCreated = EventOf<typeof userCreated>;
+export type UserProfileUpdated = EventOf<typeof userProfileUpdated>;
+export type UserDisabled = EventOf<typeof userDisabled>;
+export type UserEnabled = EventOf<typeof userEnabled>;
+export type UserDeleted = EventOf<typeof userDeleted>;
+export type UserRoleAssigned = EventOf<typeof userRoleAssigned>;
+export type UserRoleRemoved = EventOf<typeof userRoleRemoved>;
+export type UserPasswordChanged = EventOf<typeof userPasswordChanged>;
+export type UserEvent = EventOf<(typeof userEvents)[number]>;
 
 export const userStreamId = (tenant: string, userId: string): string => `user-${tenant}.${userId}`;
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../platform/db/pool.ts';
 import { isUuid } from '../../platform/ids.ts';
+import type { UserState } from './decider.ts';
 
 export interface UserSummary {
   id: string;
@@ -75,6 +76,30 @@ export interface UserListQuery {
 
 const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/**
+ * The view the read model gives of a user just created, from the command's resulting state: a
+ * create can answer without waiting for the projection (which may lag).
+ */
+export function createdUserView(state: UserState, createdAt: string): UserDetail {
+  if (state.status !== 'active') throw new Error('A created user is active');
+  return {
+    id: state.userId,
+    email: state.email,
+    username: state.username,
+    firstName: state.firstName,
+    lastName: state.lastName,
+    enabled: state.enabled,
+    emailVerified: state.emailVerified,
+    createdAt: new Date(createdAt).toISOString(),
+    roles: state.roles.map((role) => role.name).sort(),
+    phoneNumber: null,
+    phoneNumberVerified: false,
+    lastLoginAt: null,
+    lockedUntil: null,
+    twoFactor: { totpEnabled: false, smsEnabled: false, webauthnEnabled: false },
+  };
+}
+
 /** Reads of the users read model; every query is scoped to one tenant. */
 export function userQueries(db: Queryable, now: () => Date) {
   return {
@@ -132,6 +157,12 @@ export function userQueries(db: Queryable, now: () => Date) {
         [tenant, userId],
       );
       return rows;
+    },
+
+    /** Every user holding a role (the role-deleted reaction's targets). */
+    async holdersOf(tenant: string, roleId: string): Promise<string[]> {
+      const { rows } = await db.query<{ user_id: string }>('select user_id from user_roles where tenant_id = $1 and role_id = $2 order by user_id', [tenant, roleId]);
+      return rows.map((r) => r.user_id);
     },
   };
 }

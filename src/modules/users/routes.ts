@@ -1,17 +1,26 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { asOfQuery } from '../audit/history-routes.ts';
 import { notFound } from '../../platform/errors.ts';
-import { requirePermission } from '../../platform/http/authentication.ts';
-import { ok } from '../../platform/http/envelopes.ts';
-import { commandContextOf, type ReadYourWrites } from '../../platform/http/request-context.ts';
+import { ok, okBody } from '../../platform/http/envelopes.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { permission, route } from '../../platform/http/route.ts';
 import { idParams, pageQuery } from '../../platform/http/schemas.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import { registerVersioned } from '../../platform/http/versioned.ts';
 import type { UserCommands } from './commands.ts';
 import { MAX_PASSWORD_LENGTH } from './passwords.ts';
-import { emailSchema, nameSchema as name, usernameSchema as username } from './schemas.ts';
-import type { UserQueries } from './queries.ts';
-
+import { createdUserView, type UserDetail, type UserQueries } from './queries.ts';
+import {
+  emailSchema,
+  nameSchema as name,
+  userDetailSchema,
+  userRoleSchema,
+  userSummarySchema,
+  userUpdatedSchema,
+  usernameSchema as username,
+} from './schemas.ts';
 
 const createBody = z.strictObject({
   email: emailSchema,
@@ -40,12 +49,15 @@ const roleBody = z.strictObject({ roleId: z.string().min(1).max(100) });
 export interface UserRouteDeps {
   commands: UserCommands;
   queries: UserQueries;
-  readYourWrites: ReadYourWrites;
+  /** Waits for the reactions to a write (the deleted user's sessions revoked) to be readable. */
+  awaitReactions: (position: bigint) => Promise<void>;
+  /** The user at an earlier instant (compliance history, audit module). */
+  asOf: (request: FastifyRequest, userId: string, at: Date) => Promise<UserDetail>;
 }
 
 /** The spec's Users section (manage:users), with its /api/v1 twin for list/get/create/update/delete. */
 export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
-  const guard = { tags: ['Users'], onRequest: [requirePermission('manage:users')] };
+  const guard = { tags: ['Users'], access: permission('manage:users') };
   const detailOr404 = async (tenant: string, id: string) => (await deps.queries.get(tenant, id)) ?? Promise.reject(notFound('User'));
 
   registerVersioned(app, {
@@ -54,6 +66,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     path: '/users',
     summary: 'List users (search over email, username, first and last name; filter by role and status)',
     query: listQuery,
+    answers: { kind: 'page', item: userSummarySchema },
     handler: async (request) => {
       const { items, total } = await deps.queries.list(tenantOf(request).name, request.query);
       return { kind: 'page', items, page: request.query.page, limit: request.query.limit, total };
@@ -66,11 +79,12 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     path: '/users',
     summary: 'Create a user (without roles: the tenant role `user`)',
     body: createBody,
+    answers: { kind: 'item', item: userDetailSchema, status: 201 },
+    errors: ['EMAIL_TAKEN', 'USERNAME_TAKEN'],
+    // Answered from the command's resulting state: a lagging read model cannot make it a 404.
     handler: async (request) => {
-      const tenant = tenantOf(request).name;
-      const { userId, position } = await deps.commands.create(tenant, request.body, commandContextOf(request));
-      await deps.readYourWrites(position, ['users']);
-      return { kind: 'item', status: 201, data: await detailOr404(tenant, userId) };
+      const { user, createdAt } = await deps.commands.create(tenantOf(request).name, request.body, commandContextOf(request));
+      return { kind: 'item', data: createdUserView(user, createdAt) };
     },
   });
 
@@ -78,9 +92,16 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     ...guard,
     method: 'GET',
     path: '/users/:id',
-    summary: 'Read a user with two-factor status, phone number and last login',
+    summary: 'Read a user with two-factor status, phone number and last login; with asOf, as it was then',
     params: idParams,
-    handler: async (request) => ({ kind: 'item', data: await detailOr404(tenantOf(request).name, request.params.id) }),
+    query: asOfQuery,
+    answers: { kind: 'item', item: userDetailSchema },
+    errors: ['NOT_FOUND'],
+    handler: async (request) => {
+      const { asOf } = request.query;
+      const data = asOf ? await deps.asOf(request, request.params.id, asOf) : await detailOr404(tenantOf(request).name, request.params.id);
+      return { kind: 'item', data };
+    },
   });
 
   registerVersioned(app, {
@@ -90,13 +111,14 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     summary: 'Update a user: only supplied fields change; enabled=false disables',
     params: idParams,
     body: updateBody,
+    answers: { kind: 'item', item: userUpdatedSchema },
+    errors: ['NOT_FOUND', 'EMAIL_TAKEN', 'USERNAME_TAKEN'],
+    // From the command's resulting state, like the create: never stale, whatever the projection's lag.
     handler: async (request) => {
-      const tenant = tenantOf(request).name;
-      const { position } = await deps.commands.update(tenant, request.params.id, request.body, commandContextOf(request));
-      await deps.readYourWrites(position, ['users']);
-      const user = await detailOr404(tenant, request.params.id);
+      const { state: user } = await deps.commands.update(tenantOf(request).name, request.params.id, request.body, commandContextOf(request));
+      if (user.status !== 'active') throw notFound('User');
       const updated = Object.fromEntries(Object.keys(request.body).map((key) => [key, user[key as keyof typeof user]]));
-      return { kind: 'item', data: { id: user.id, email: user.email, ...updated, enabled: user.enabled } };
+      return { kind: 'item', data: { id: user.userId, email: user.email, ...updated, enabled: user.enabled } };
     },
   });
 
@@ -106,38 +128,56 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     path: '/users/:id',
     summary: 'Soft-delete a user: credentials removed, sessions invalidated, e-mail reusable',
     params: idParams,
+    answers: { kind: 'deleted' },
+    errors: ['NOT_FOUND'],
     handler: async (request) => {
       const { position } = await deps.commands.delete(tenantOf(request).name, request.params.id, commandContextOf(request));
-      await deps.readYourWrites(position, ['users']);
-      return { kind: 'deleted', legacy: { deleted: true } };
+      // "sessions invalidated": answered once the revocations the deletion caused are readable.
+      await deps.awaitReactions(position);
+      return { kind: 'deleted' };
     },
   });
 
-  const roleRoute = { schema: { tags: ['Users'], security: [{ bearer: [] }], params: idParams }, onRequest: guard.onRequest };
+  const roles = { ...guard, params: idParams, errors: ['NOT_FOUND'] };
 
-  app.get('/api/users/:id/roles', { ...roleRoute, schema: { ...roleRoute.schema, summary: "A user's roles" } }, async (request) => {
-    const tenant = tenantOf(request).name;
-    await detailOr404(tenant, request.params.id);
-    return ok(await deps.queries.roles(tenant, request.params.id));
+  route(app, {
+    ...roles,
+    method: 'GET',
+    url: '/api/users/:id/roles',
+    summary: "A user's roles",
+    responses: { 200: okBody(z.array(userRoleSchema)) },
+    handler: async (request) => {
+      const tenant = tenantOf(request).name;
+      await detailOr404(tenant, request.params.id);
+      return ok(await deps.queries.roles(tenant, request.params.id));
+    },
   });
 
-  app.post(
-    '/api/users/:id/roles',
-    { ...roleRoute, schema: { ...roleRoute.schema, body: roleBody, summary: 'Assign a role (a no-op when already assigned)' } },
-    async (request) => {
-      const { position } = await deps.commands.assignRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request));
-      await deps.readYourWrites(position, ['users']);
-      return ok({ assigned: true });
+  route(app, {
+    ...roles,
+    method: 'POST',
+    url: '/api/users/:id/roles',
+    summary: 'Assign a role (a no-op when already assigned)',
+    body: roleBody,
+    responses: { 200: okBody(z.object({ assigned: z.literal(true) })) },
+    errors: ['NOT_FOUND', 'SELF_ROLE_CHANGE'],
+    handler: async (request) => {
+      await deps.commands.assignRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request));
+      return ok({ assigned: true } as const);
     },
-  );
+  });
 
-  app.delete(
-    '/api/users/:id/roles',
-    { ...roleRoute, schema: { ...roleRoute.schema, body: roleBody, summary: 'Remove a role (a no-op when absent)' } },
-    async (request) => {
-      const { position } = await deps.commands.removeRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request));
-      await deps.readYourWrites(position, ['users']);
-      return ok({ removed: true });
+  route(app, {
+    ...roles,
+    method: 'DELETE',
+    url: '/api/users/:id/roles',
+    summary: 'Remove a role (a no-op when absent)',
+    body: roleBody,
+    responses: { 200: okBody(z.object({ removed: z.literal(true) })) },
+    errors: ['NOT_FOUND', 'SELF_ROLE_CHANGE'],
+    handler: async (request) => {
+      await deps.commands.removeRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request));
+      return ok({ removed: true } as const);
     },
-  );
+  });
 }

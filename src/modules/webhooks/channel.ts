@@ -7,7 +7,7 @@ import type { Mailer } from '../../platform/mail/port.ts';
 import type { OutboundChannel } from '../../platform/outbound/engine.ts';
 import type { ClaimedDelivery } from '../../platform/outbound/queue.ts';
 import type { WebhookCommands } from './commands.ts';
-import { TEST_WEBHOOK_TYPE, webhookTypeOf } from './event-types.ts';
+import { webhookTypeOf } from '../audit/event-mapping.ts';
 import { webhookData } from './payloads.ts';
 import { webhookQueries, type WebhookQueries } from './queries.ts';
 import { signatureHeaders } from './signing.ts';
@@ -16,6 +16,9 @@ import { signatureHeaders } from './signing.ts';
 export const FAILURES_BEFORE_DEACTIVATION = 10;
 
 const USER_AGENT = 'IAM-Webhooks/1.0';
+
+/** The type of the event POST /api/webhooks/{id}/test sends. */
+export const TEST_WEBHOOK_TYPE = 'webhook.test';
 
 /** The body every attempt of a delivery sends: `{id, type, timestamp, data}` (spec, Webhook events). */
 export const webhookBody = (id: string, type: string, timestamp: string, data: unknown): string => JSON.stringify({ id, type, timestamp, data });

@@ -1,5 +1,6 @@
 import type { Decider } from '../../platform/commands/decider.ts';
-import { AppError, notFound } from '../../platform/errors.ts';
+import { notFound } from '../../platform/errors.ts';
+import { webhookError } from './errors.ts';
 import type { SealedSecret, WebhookEvent, WebhookSettings } from './events.ts';
 
 export type WebhookState =
@@ -47,7 +48,7 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
 
   decide(command, state) {
     if (command.type === 'CreateWebhook') {
-      if (state.status !== 'absent') throw new AppError('WEBHOOK_EXISTS', 409, 'Webhook already exists');
+      if (state.status !== 'absent') throw webhookError('WEBHOOK_EXISTS', 'Webhook already exists');
       return [{ type: 'WebhookCreated', data: { webhookId: command.webhookId, ...command.settings, ...command.secret } }];
     }
     if (state.status !== 'present') throw notFound('Webhook');

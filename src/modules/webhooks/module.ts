@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Pool } from '../../platform/db/pool.ts';
-import { AppError, notFound, validationError } from '../../platform/errors.ts';
+import { notFound, validationError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Mailer } from '../../platform/mail/port.ts';
@@ -12,15 +12,17 @@ import { OutboundEngine } from '../../platform/outbound/engine.ts';
 import { OutboundRefusedError, type HttpsClient } from '../../platform/outbound/https-client.ts';
 import type { OutboundMetrics } from '../../platform/outbound/metrics.ts';
 import type { DeliveryRecord } from '../../platform/outbound/queue.ts';
-import { webhookChannel, webhookBody } from './channel.ts';
+import { TEST_WEBHOOK_TYPE, webhookChannel, webhookBody } from './channel.ts';
 import { webhookCommands } from './commands.ts';
-import { TEST_WEBHOOK_TYPE } from './event-types.ts';
 import type { WebhookSettings } from './events.ts';
-import { webhookQueries } from './queries.ts';
+import { webhookError } from './errors.ts';
+import type { WebhookQueries } from './queries.ts';
 
 export interface WebhooksModuleDeps {
   store: EventStore;
   pool: Pool;
+  /** The read model's queries (wrapped for read-your-writes by the composition root). */
+  queries: WebhookQueries;
   clock: Clock;
   bus: EventBus;
   topic: string;
@@ -39,7 +41,7 @@ const asLogEntry = ({ status, ...delivery }: DeliveryRecord) => ({ ...delivery, 
 
 /** Webhook subscriptions (commands, read model) and their deliveries on the outbound engine. */
 export function webhooksModule(deps: WebhooksModuleDeps) {
-  const queries = webhookQueries(deps.pool);
+  const { queries } = deps;
   const commands = webhookCommands(deps);
   const engine = new OutboundEngine({
     channel: webhookChannel({ ...deps, queries, commands, logger: deps.logger.child({ component: 'webhooks' }) }),
@@ -95,7 +97,7 @@ export function webhooksModule(deps: WebhooksModuleDeps) {
       const delivery = await engine.queue.get(tenant, webhookId, deliveryId);
       if (!delivery) throw notFound('Delivery');
       if (!(await engine.queue.retryNow(tenant, webhookId, deliveryId, deps.clock.now()))) {
-        throw new AppError('DELIVERY_NOT_FAILED', 409, 'Only a failed delivery can be retried; this one is delivered or still has attempts scheduled');
+        throw webhookError('DELIVERY_NOT_FAILED', 'Only a failed delivery can be retried; this one is delivered or still has attempts scheduled');
       }
       engine.wake();
       return asLogEntry((await engine.queue.get(tenant, webhookId, deliveryId))!);

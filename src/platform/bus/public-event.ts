@@ -5,7 +5,7 @@ import type { PublicEvent } from './port.ts';
 const decimal = z.string().regex(/^\d+$/, 'a non-negative decimal integer');
 const optionalText = z.string().nullish();
 
-const publicEventSchema: z.ZodType<PublicEvent> = z.object({
+export const publicEventSchema: z.ZodType<PublicEvent> = z.object({
   version: z.literal(1),
   id: z.string().min(1),
   type: z.string().min(1),
@@ -23,6 +23,7 @@ const publicEventSchema: z.ZodType<PublicEvent> = z.object({
     correlationId: optionalText,
     causationId: optionalText,
     occurredAt: z.string(),
+    schemaVersion: z.number().int().positive().optional(),
   }),
 });
 

@@ -7,7 +7,6 @@ import type { RelayMetrics } from './bus-metrics.ts';
 import { LeaderLock } from './leader-lock.ts';
 import type { EventBus, OutgoingMessage } from './port.ts';
 import { toPublicEvent } from './public-event.ts';
-import { stripSensitiveFields } from './redaction.ts';
 import { ensureRelayCheckpoint, saveRelayCheckpoint } from './relay-checkpoints.ts';
 
 export interface RelayOptions {
@@ -16,6 +15,8 @@ export interface RelayOptions {
   /** The PostgreSQL of the checkpoints; the leader lock takes a dedicated session on it. */
   database: pg.ClientConfig;
   topic: string;
+  /** What of an event's data may leave the service (the event catalogue strips sensitive fields). */
+  publicData: (event: RecordedEvent) => unknown;
   logger: Logger;
   metrics?: RelayMetrics;
   batchSize?: number;
@@ -32,9 +33,9 @@ function abortion(signal: AbortSignal): Promise<unknown> {
   return signal.aborted ? Promise.resolve() : once(signal, 'abort');
 }
 
-/** The message of one committed event: keyed by its stream (per-stream order), sensitive fields stripped. */
-export function relayedMessage(event: RecordedEvent): OutgoingMessage {
-  const value = toPublicEvent({ ...event, data: stripSensitiveFields(event.data) });
+/** The message of one committed event: keyed by its stream (per-stream order), with only its public data. */
+export function relayedMessage(event: RecordedEvent, publicData: RelayOptions['publicData']): OutgoingMessage {
+  const value = toPublicEvent({ ...event, data: publicData(event) });
   return {
     key: event.streamId,
     headers: { 'content-type': 'application/json', 'event-id': value.id, 'event-type': value.type, 'tenant-id': value.tenantId },
@@ -115,7 +116,8 @@ export class EventRelay {
     // may have been replaced) never publishes again.
     await lock.db.query('select 1');
     try {
-      await this.options.bus.publish(this.options.topic, events.map(relayedMessage));
+      const { publicData } = this.options;
+      await this.options.bus.publish(this.options.topic, events.map((event) => relayedMessage(event, publicData)));
     } catch (error) {
       this.options.metrics?.publishFailed();
       throw error;

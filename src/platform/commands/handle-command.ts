@@ -11,7 +11,13 @@ export interface CommandResult<State, Event> {
   events: Event[];
   /** Global position of the last appended event; 0n when the command changed nothing. */
   position: bigint;
+  /** When the events happened (their metadata's occurredAt); null when nothing was appended. */
+  occurredAt: string | null;
 }
+
+/** When a command last changed its aggregate: its events' time, or `previous` when it changed nothing. */
+export const changedAt = (result: { occurredAt: string | null }, previous: string): string =>
+  result.occurredAt ? new Date(result.occurredAt).toISOString() : previous;
 
 /** Extra streams appended atomically with the aggregate's events (uniqueness reservations). */
 export type SideAppends<State, Event> = (events: Event[], stateBefore: State) => Promise<StreamAppend[]> | StreamAppend[];
@@ -62,11 +68,11 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
   return streamQueue.run(streamId, async () => {
     for (let attempt = 1; ; attempt += 1) {
       const { state, events, append: own } = await decideAppend(deps, decider, streamId, command, context);
-      if (!own) return { state, events, position: 0n };
+      if (!own) return { state, events, position: 0n, occurredAt: null };
       try {
         const extra = sideAppends ? await sideAppends(events, state) : [];
         const results = await deps.store.appendMulti([own, ...extra]);
-        return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results) };
+        return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results), occurredAt: own.events[0]!.metadata.occurredAt };
       } catch (error) {
         const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
         if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;

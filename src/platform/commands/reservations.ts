@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { WrongExpectedVersionError } from '../eventstore/errors.ts';
 import type { EventStore, StreamAppend } from '../eventstore/port.ts';
+import { defineEvent } from '../events/define-event.ts';
 import type { CommandContext } from './context.ts';
 import { toNewEvents } from './handle-command.ts';
 
@@ -10,6 +12,13 @@ import { toNewEvents } from './handle-command.ts';
  * check. A released value can be claimed again.
  */
 const CATEGORY = 'reservation';
+
+/** `value` is what is unique (an e-mail, a username, a name): personal whenever it names a person. */
+const reservation = z.strictObject({ kind: z.string(), value: z.string(), owner: z.string() });
+export const reservationClaimed = defineEvent({ type: 'ReservationClaimed', data: reservation, personal: ['value'] });
+export const reservationReleased = defineEvent({ type: 'ReservationReleased', data: reservation, personal: ['value'] });
+export const reservationEvents = [reservationClaimed, reservationReleased];
+export type ReservationEventType = (typeof reservationEvents)[number]['type'];
 
 export const reservationStreamId = (scope: string, kind: string, value: string): string =>
   `${CATEGORY}-${scope}.${kind}.${value.toLowerCase()}`;
@@ -40,7 +49,7 @@ async function currentHolder(store: EventStore, streamId: string) {
 
 function reservationAppend(
   deps: { clock: Clock },
-  type: 'ReservationClaimed' | 'ReservationReleased',
+  type: ReservationEventType,
   claim: Claim,
   revision: bigint | 'no_stream',
   context: CommandContext,

@@ -19,14 +19,21 @@ export function createPool(url: string, max: number): pg.Pool {
 export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('begin');
+    return await inTransaction(client, work);
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs `work` in one transaction on a connected client: commit on success, rollback on any error. */
+export async function inTransaction<Client extends pg.ClientBase, T>(client: Client, work: (client: Client) => Promise<T>): Promise<T> {
+  await client.query('begin');
+  try {
     const result = await work(client);
     await client.query('commit');
     return result;
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw error;
-  } finally {
-    client.release();
   }
 }

@@ -23,16 +23,20 @@ export function toEventData(event: NewEvent): JSONEventData {
 }
 
 /**
- * multiStreamAppend takes metadata only as string values, so unset fields are left out; both
- * append paths store the same shape.
+ * multiStreamAppend takes metadata only as string values, so unset fields are left out and the
+ * schema version travels as a string; both append paths store the same shape.
  */
 function toKurrentMetadata(metadata: EventMetadata): Record<string, string> {
-  return Object.fromEntries(Object.entries(metadata).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  const { schemaVersion, ...text } = metadata;
+  const strings = Object.entries(text).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+  return Object.fromEntries(schemaVersion === undefined ? strings : [...strings, ['schemaVersion', String(schemaVersion)]]);
 }
 
 /** `$`-prefixed keys are KurrentDB's own: multi-stream appends add `$schema.*` and `$record.*`. */
 function fromKurrentMetadata(metadata: unknown): EventMetadata {
-  const ours = Object.entries(metadata ?? {}).filter(([key]) => !key.startsWith('$'));
+  const ours = Object.entries(metadata ?? {})
+    .filter(([key]) => !key.startsWith('$'))
+    .map(([key, value]) => (key === 'schemaVersion' ? [key, Number(value)] : [key, value]));
   return Object.fromEntries(ours) as unknown as EventMetadata;
 }
 

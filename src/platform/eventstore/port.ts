@@ -12,6 +12,8 @@ export interface EventMetadata {
   correlationId?: string | null;
   causationId?: string | null;
   occurredAt: string; // ISO 8601, from the injected clock
+  /** The version of the event type's schema the data was written in (absent: 1); reads upcast it. */
+  schemaVersion?: number;
 }
 
 /** An event as a command handler proposes it. `id` makes re-appends idempotent. */

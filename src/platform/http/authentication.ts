@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
-import { tenantOf } from './tenant-resolution.ts';
+import { decodeJwt } from 'jose';
+import { platformError } from '../errors.ts';
+import { adoptTenant, tenantOf } from './tenant-resolution.ts';
 
 /** The authenticated caller of a request, resolved in the request's tenant. */
 export interface Principal {
@@ -29,29 +30,48 @@ declare module 'fastify' {
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match?.[1]) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  if (!match?.[1]) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return match[1];
 }
 
-/** Route hook: any valid access token of the x-tenant tenant. */
-export async function requireAuthentication(request: FastifyRequest): Promise<void> {
-  request.principal = await request.server.authenticator.authenticate(bearerToken(request), tenantOf(request).name);
+const tokenInvalid = () => platformError('TOKEN_INVALID', 'The access token is invalid');
+
+/** The unverified `tid` of a JWT, or null: only a hint of where to verify it. */
+function tenantClaimOf(token: string): string | null {
+  try {
+    const { tid } = decodeJwt(token);
+    return typeof tid === 'string' ? tid : null;
+  } catch {
+    return null;
+  }
 }
 
-/** Route hook: a valid token whose roles grant `permission` (admin:all grants everything). */
-export function requirePermission(permission: string) {
+/**
+ * Route hook: any valid access token of the x-tenant tenant. On a `tenant: 'credential'` route
+ * without x-tenant, the token's own tenant (`tid`), verified like any other.
+ */
+export async function requireAuthentication(request: FastifyRequest): Promise<void> {
+  const token = bearerToken(request);
+  const tenant =
+    request.routeOptions.config?.tenant === 'credential'
+      ? await adoptTenant(request, tenantClaimOf(token), { missing: tokenInvalid, foreign: tokenInvalid })
+      : tenantOf(request);
+  request.principal = await request.server.authenticator.authenticate(token, tenant.name);
+}
+
+/** Route hook: a valid token whose roles grant every one of `permissions` (admin:all grants everything). */
+export function requirePermission(...permissions: string[]) {
   return async function checkPermission(request: FastifyRequest): Promise<void> {
     await requireAuthentication(request);
     const held = request.principal!.permissions;
-    if (!held.has(permission) && !held.has('admin:all')) {
-      throw new AppError('PERMISSION_DENIED', 403, `Permission ${permission} is required`);
-    }
+    const missing = held.has('admin:all') ? undefined : permissions.find((permission) => !held.has(permission));
+    if (missing) throw platformError('PERMISSION_DENIED', `Permission ${missing} is required`);
   };
 }
 
 /** The principal of a route guarded by one of the hooks above. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AppError('TOKEN_INVALID', 401, 'A bearer access token is required');
+  if (!request.principal) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return request.principal;
 }
 
@@ -61,7 +81,7 @@ export function requirePlatformAdmin(platformTenant: string | undefined) {
   return async function checkPlatformAdmin(request: FastifyRequest): Promise<void> {
     await adminAll(request);
     if (!platformTenant || request.tenant?.name !== platformTenant) {
-      throw new AppError('PERMISSION_DENIED', 403, 'This is managed from the platform tenant');
+      throw platformError('PERMISSION_DENIED', 'This is managed from the platform tenant');
     }
   };
 }

@@ -1,3 +1,4 @@
+import { z, type ZodType } from 'zod';
 import type { ErrorDetail } from '../errors.ts';
 
 /**
@@ -51,3 +52,31 @@ export function errorBody(envelope: ErrorEnvelope, code: string, message: string
     }
   }
 }
+
+// The same shapes as zod schemas: what routes declare as their responses (and OpenAPI documents).
+
+const paginationSchema = z.object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), totalPages: z.number().int() });
+export { paginationSchema };
+
+export const okBody = <T extends ZodType>(data: T) => z.object({ ok: z.literal(true), data });
+export const successBody = <T extends ZodType>(data: T) => z.object({ success: z.literal(true), data });
+export const successOnlyBody = z.object({ success: z.literal(true) });
+export const okListBody = <T extends ZodType>(item: T) => okBody(z.object({ data: z.array(item), pagination: paginationSchema }));
+export const v1ListBody = <T extends ZodType>(item: T) =>
+  z.object({
+    ok: z.literal(true),
+    data: z.array(item),
+    pagination: z.object({ page: z.number().int(), pageSize: z.number().int(), total: z.number().int(), totalPages: z.number().int() }),
+  });
+
+const detailsSchema = z.array(z.object({ path: z.string(), message: z.string() }));
+const errorObject = (details: ZodType) => z.object({ code: z.string(), message: z.string(), details });
+
+/** The error body of each route family. */
+export const errorBodySchemas: Record<ErrorEnvelope, ZodType> = {
+  canonical: z.object({ ok: z.literal(false), error: errorObject(detailsSchema.optional()) }),
+  v1: z.object({ ok: z.literal(false), error: errorObject(detailsSchema) }),
+  success: z.object({ success: z.literal(false), error: errorObject(detailsSchema.optional()) }),
+  bare: z.object({ error: z.string() }),
+  oauth: z.object({ error: z.string().describe('RFC 6749 error code'), error_description: z.string() }),
+};

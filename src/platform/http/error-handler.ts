@@ -1,17 +1,18 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { WrongExpectedVersionError } from '../eventstore/errors.ts';
-import { AppError, validationError, type ErrorDetail } from '../errors.ts';
+import { DomainError, conflict, platformError, validationError, type ErrorDetail, type ErrorStatuses } from '../errors.ts';
 import { errorBody, type ErrorEnvelope } from './envelopes.ts';
+import { toHttpFailure, type HttpFailure } from './error-statuses.ts';
 
-/** Fastify's own failures (body parsing, limits) as the spec's errors. */
-const FASTIFY_ERRORS: Record<string, [code: string, status: number, message: string]> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: ['VALIDATION_ERROR', 400, 'Malformed JSON body'],
-  FST_ERR_CTP_EMPTY_JSON_BODY: ['VALIDATION_ERROR', 400, 'Empty JSON body'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['VALIDATION_ERROR', 400, 'Invalid Content-Length'],
-  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 413, 'Request body is too large'],
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 415, 'Unsupported Content-Type'],
-  FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 415, 'Unsupported Content-Type'],
+/** Fastify's own failures (body parsing, limits) as the platform's codes. */
+const FASTIFY_ERRORS: Record<string, [code: 'VALIDATION_ERROR' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE', message: string]> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: ['VALIDATION_ERROR', 'Malformed JSON body'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['VALIDATION_ERROR', 'Empty JSON body'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['VALIDATION_ERROR', 'Invalid Content-Length'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is too large'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type'],
+  FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type'],
 };
 
 /** The v1 layer answers fixed, safe messages per status (the code of the route is kept). */
@@ -34,8 +35,8 @@ const GENERIC_CODES = new Set([
   'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR',
 ]);
 
-function toAppError(error: FastifyError | Error): AppError {
-  if (error instanceof AppError) return error;
+function toDomainError(error: FastifyError | Error): DomainError | HttpFailure {
+  if (error instanceof DomainError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
     const details: ErrorDetail[] = error.validation.map((issue) => ({
       path: [error.validationContext, ...issue.instancePath.split('/').filter(Boolean)].filter(Boolean).join('.'),
@@ -45,35 +46,43 @@ function toAppError(error: FastifyError | Error): AppError {
   }
   const fastifyCode = (error as FastifyError).code;
   const known = fastifyCode ? FASTIFY_ERRORS[fastifyCode] : undefined;
-  if (known) return new AppError(known[0], known[1], known[2]);
-  if (error instanceof WrongExpectedVersionError) {
-    return new AppError('CONFLICT', 409, 'The resource was changed concurrently; retry the request');
-  }
+  if (known) return platformError(known[0], known[1]);
+  if (error instanceof WrongExpectedVersionError) return conflict('The resource was changed concurrently; retry the request');
+  // Another client error fastify raised itself: its own status, a generic code.
   const status = (error as FastifyError).statusCode;
-  if (status && status >= 400 && status < 500) return new AppError('BAD_REQUEST', status, 'Bad request');
-  return new AppError('INTERNAL_ERROR', 500, 'Internal server error');
+  if (status && status >= 400 && status < 500) return { status, code: 'BAD_REQUEST', message: 'Bad request' };
+  return platformError('INTERNAL_ERROR', 'Internal server error');
 }
 
 export function envelopeOf(request: FastifyRequest): ErrorEnvelope {
   return request.routeOptions.config?.errorEnvelope ?? (request.url.startsWith('/api/v1/') ? 'v1' : 'canonical');
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError): FastifyReply {
-  const envelope = envelopeOf(request);
-  let { code, message } = appError;
-  if (envelope === 'v1') {
-    const [fallbackCode, safeMessage] = V1_MESSAGES[appError.status] ?? ['INTERNAL', 'Internal server error'];
-    code = appError.status >= 500 ? 'INTERNAL' : GENERIC_CODES.has(code) ? fallbackCode : code;
-    message = safeMessage;
+/**
+ * The one error handler: every failure leaves with the status the error table gives its code, in
+ * the route family's error envelope; 5xx are logged.
+ */
+export function createErrorHandling(table: ErrorStatuses) {
+  function sendError(request: FastifyRequest, reply: FastifyReply, error: DomainError | HttpFailure): FastifyReply {
+    const failure = error instanceof DomainError ? toHttpFailure(table, error) : error;
+    const envelope = envelopeOf(request);
+    let { code, message } = failure;
+    if (envelope === 'v1') {
+      const [fallbackCode, safeMessage] = V1_MESSAGES[failure.status] ?? ['INTERNAL', 'Internal server error'];
+      code = failure.status >= 500 ? 'INTERNAL' : GENERIC_CODES.has(code) ? fallbackCode : code;
+      message = safeMessage;
+    }
+    if (failure.headers) void reply.headers(failure.headers);
+    return reply.status(failure.status).send(errorBody(envelope, code, message, failure.details));
   }
-  if (appError.headers) void reply.headers(appError.headers);
-  return reply.status(appError.status).send(errorBody(envelope, code, message, appError.details));
-}
 
-/** The one error handler: every failure leaves as the route's error envelope; 5xx are logged. */
-export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const appError = toAppError(error);
-  if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
-  else request.log.debug({ code: appError.code }, 'request rejected');
-  return sendError(request, reply, appError);
+  function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const failure = toDomainError(error);
+    const status = failure instanceof DomainError ? toHttpFailure(table, failure).status : failure.status;
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.debug({ code: failure.code }, 'request rejected');
+    return sendError(request, reply, failure);
+  }
+
+  return { errorHandler, sendError };
 }

@@ -2,9 +2,6 @@ import type { FastifyRequest } from 'fastify';
 import type { CommandContext } from '../commands/context.ts';
 import { tenantOf } from './tenant-resolution.ts';
 
-/** Waits (bounded) until the named read models reflect a write at `position`. */
-export type ReadYourWrites = (position: bigint, readModels: string[]) => Promise<void>;
-
 /** The metadata every event of this request carries. */
 export function commandContextOf(request: FastifyRequest): CommandContext {
   const userAgent = request.headers['user-agent'];

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
+import { platformError, type DomainError } from '../errors.ts';
 import type { HttpServer } from './server.ts';
 
 export interface TenantRef {
@@ -12,13 +12,16 @@ declare module 'fastify' {
     /** The tenant named by x-tenant, resolved before the route runs (null on tenant-less routes). */
     tenant: TenantRef | null;
   }
+  interface FastifyInstance {
+    findTenant(name: string): Promise<TenantRef | null>;
+  }
 }
 
 export const TENANT_NAME = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
 /** The resolved tenant of a route that requires one. */
 export function tenantOf(request: FastifyRequest): TenantRef {
-  if (!request.tenant) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');
+  if (!request.tenant) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
   return request.tenant;
 }
 
@@ -26,20 +29,50 @@ export function tenantOf(request: FastifyRequest): TenantRef {
  * Resolves x-tenant on every /api route that needs it, before body parsing and validation:
  * missing -> 400 MISSING_TENANT (unless a development default is set), unknown -> 404 TENANT_NOT_FOUND.
  */
+/** How a `tenant: 'credential'` route refuses a credential whose tenant it cannot adopt. */
+export interface CredentialTenantErrors {
+  /** Neither x-tenant nor the credential names a tenant. */
+  missing: () => DomainError;
+  /** The credential names another tenant than x-tenant, or one that does not exist. */
+  foreign: () => DomainError;
+}
+
+/**
+ * The tenant of a `tenant: 'credential'` route: x-tenant when sent (the credential, when it names
+ * one, must name the same), else the tenant the credential names. The name is only a claim: the
+ * caller still verifies the credential in that tenant (a token's signature and tid, a refresh
+ * token's session stream).
+ */
+export async function adoptTenant(request: FastifyRequest, named: string | null, errors: CredentialTenantErrors): Promise<TenantRef> {
+  if (request.tenant) {
+    if (named !== null && named !== request.tenant.name) throw errors.foreign();
+    return request.tenant;
+  }
+  if (named === null) throw errors.missing();
+  const tenant = TENANT_NAME.test(named) ? await request.server.findTenant(named) : null;
+  if (!tenant) throw errors.foreign();
+  request.tenant = tenant;
+  return tenant;
+}
+
 export function registerTenantResolution(
   app: HttpServer,
   options: { find: (name: string) => Promise<TenantRef | null>; defaultTenant?: string | undefined },
 ): void {
   app.decorateRequest('tenant', null);
+  app.decorate('findTenant', options.find);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     const route = request.routeOptions.url;
     if (!route?.startsWith('/api/') || route.startsWith('/api/docs') || config?.tenant === 'none') return;
     const header = request.headers['x-tenant'];
-    const name = (Array.isArray(header) ? header[0] : header)?.trim() || options.defaultTenant;
-    if (!name) throw new AppError('MISSING_TENANT', 400, 'The x-tenant header is required');
+    const sent = (Array.isArray(header) ? header[0] : header)?.trim();
+    // Without the header, a credential route takes its tenant from the credential, not a default.
+    if (!sent && config?.tenant === 'credential') return;
+    const name = sent || options.defaultTenant;
+    if (!name) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
     const tenant = TENANT_NAME.test(name) ? await options.find(name) : null;
-    if (!tenant) throw new AppError('TENANT_NOT_FOUND', 404, 'Tenant not found');
+    if (!tenant) throw platformError('TENANT_NOT_FOUND', 'Tenant not found');
     request.tenant = tenant;
   });
 }

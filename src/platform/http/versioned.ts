@@ -1,27 +1,30 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z, type ZodType } from 'zod';
-import { ok, okList, pagination, v1List } from './envelopes.ts';
+import { ok, okBody, okList, okListBody, pagination, v1List, v1ListBody } from './envelopes.ts';
+import { route, type RouteDeclaration } from './route.ts';
 import type { HttpServer } from './server.ts';
 
 /** What a handler produced, before the legacy or v1 layer gives it its envelope. */
 export type HandlerResult =
-  | { kind: 'item'; status?: 201; data: unknown }
+  | { kind: 'item'; data: unknown }
   | { kind: 'all'; items: unknown[] } // no native paging (tenants, roles, groups)
   | { kind: 'page'; items: unknown[]; page: number; limit: number; total: number }
-  | { kind: 'deleted'; legacy: unknown };
+  | { kind: 'deleted' };
 
-export interface VersionedRoute<Params extends ZodType, Query extends ZodType, Body extends ZodType> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+/**
+ * What the route answers, declared: `item` the object (status 200, or 201 for a create), `all`
+ * or `page` lists of `item`, `deleted` nothing (legacy `{deleted: true}`, v1 `null`).
+ */
+export type VersionedAnswer = { kind: 'item'; item: ZodType; status?: 201 } | { kind: 'all' | 'page'; item: ZodType } | { kind: 'deleted' };
+
+export interface VersionedRoute<P, Q, B> extends Omit<RouteDeclaration<P, Q, B, never>, 'url' | 'responses' | 'handler' | 'envelope' | 'preValidation'> {
   /** Path after /api (and after /api/v1 for the v1 twin). */
   path: string;
-  tags: string[];
-  summary: string;
-  params?: Params;
-  query?: Query;
-  body?: Body;
-  onRequest: ((request: FastifyRequest) => Promise<void>)[];
-  handler: (request: FastifyRequest<{ Params: z.infer<Params>; Querystring: z.infer<Query>; Body: z.infer<Body> }>) => Promise<HandlerResult>;
+  answers: VersionedAnswer;
+  handler: (request: FastifyRequest<{ Params: z.infer<P & ZodType>; Querystring: z.infer<Q & ZodType>; Body: z.infer<B & ZodType> }>) => Promise<HandlerResult>;
 }
+
+const deletedLegacy = z.object({ deleted: z.literal(true) });
 
 function legacyShape(result: HandlerResult) {
   switch (result.kind) {
@@ -32,7 +35,7 @@ function legacyShape(result: HandlerResult) {
     case 'page':
       return okList(result.items, pagination(result.page, result.limit, result.total));
     case 'deleted':
-      return ok(result.legacy);
+      return ok({ deleted: true });
   }
 }
 
@@ -49,8 +52,33 @@ function v1Shape(result: HandlerResult) {
   }
 }
 
+function legacyResponses(answer: VersionedAnswer): Record<number, ZodType> {
+  switch (answer.kind) {
+    case 'item':
+      return { [answer.status ?? 200]: okBody(answer.item) };
+    case 'all':
+      return { 200: okBody(z.array(answer.item)) };
+    case 'page':
+      return { 200: okListBody(answer.item) };
+    case 'deleted':
+      return { 200: okBody(deletedLegacy) };
+  }
+}
+
+function v1Responses(answer: VersionedAnswer): Record<number, ZodType> {
+  switch (answer.kind) {
+    case 'item':
+      return { [answer.status ?? 200]: okBody(answer.item) };
+    case 'all':
+    case 'page':
+      return { 200: v1ListBody(answer.item) };
+    case 'deleted':
+      return { 200: okBody(z.null()) };
+  }
+}
+
 /** v1 lists take ?pageSize= where the legacy route takes ?limit=. */
-function v1Query(request: FastifyRequest): void {
+async function v1Query(request: FastifyRequest): Promise<void> {
   const query = request.query as Record<string, unknown> | undefined;
   if (query && query.pageSize !== undefined && query.limit === undefined) {
     query.limit = query.pageSize;
@@ -59,34 +87,26 @@ function v1Query(request: FastifyRequest): void {
 }
 
 /**
- * Registers a legacy route under /api and its /api/v1 twin: the same hooks and handler, only the
- * envelope differs (spec, Versioning).
+ * A legacy route under /api and its /api/v1 twin, both declared by one `route`: the same access,
+ * schemas and handler, only the envelope differs (spec, Versioning).
  */
-export function registerVersioned<P extends ZodType, Q extends ZodType, B extends ZodType>(
+export function registerVersioned<P extends ZodType | undefined, Q extends ZodType | undefined, B extends ZodType | undefined>(
   app: HttpServer,
-  route: VersionedRoute<P, Q, B>,
+  declaration: VersionedRoute<P, Q, B>,
 ): void {
-  for (const layer of ['legacy', 'v1'] as const) {
-    const url = layer === 'legacy' ? `/api${route.path}` : `/api/v1${route.path}`;
-    app.route({
-      method: route.method,
-      url,
-      schema: {
-        tags: route.tags,
-        summary: layer === 'legacy' ? route.summary : `${route.summary} (v1 envelope)`,
-        security: [{ bearer: [] }],
-        ...(route.params ? { params: route.params } : {}),
-        ...(route.query ? { querystring: route.query } : {}),
-        ...(route.body ? { body: route.body } : {}),
-      },
-      config: layer === 'v1' ? { errorEnvelope: 'v1' } : {},
-      onRequest: route.onRequest,
-      ...(layer === 'v1' ? { preValidation: async (request: FastifyRequest) => v1Query(request) } : {}),
-      handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const result = await route.handler(request as never);
-        if (result.kind === 'item' && result.status) void reply.status(result.status);
-        return layer === 'legacy' ? legacyShape(result) : v1Shape(result);
-      },
-    });
-  }
+  const { path, answers, handler, ...common } = declaration;
+  route(app, {
+    ...common,
+    url: `/api${path}`,
+    responses: legacyResponses(answers),
+    handler: async (request) => legacyShape(await handler(request as never)) as never,
+  });
+  route(app, {
+    ...common,
+    url: `/api/v1${path}`,
+    summary: `${declaration.summary} (v1 envelope)`,
+    responses: v1Responses(answers),
+    preValidation: v1Query,
+    handler: async (request) => v1Shape(await handler(request as never)) as never,
+  });
 }

@@ -34,3 +34,18 @@ export async function rebuildProjection(
     await worker.stop();
   }
 }
+
+/** Rebuilds the projections one after another (the operator command); reports each one's duration. */
+export async function rebuildProjections(
+  projections: Projection[],
+  store: EventStore,
+  pool: Pool,
+  logger: Logger,
+  onRebuilt: (name: string, ms: number) => void = () => undefined,
+): Promise<void> {
+  for (const projection of projections) {
+    const started = Date.now();
+    await rebuildProjection(projection, store, pool, logger);
+    onRebuilt(projection.name, Date.now() - started);
+  }
+}

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { Projection } from './projection.ts';
 
@@ -94,29 +95,32 @@ export class ProjectionWorker {
 }
 
 /** Runs every projection of the service and answers "have my reads caught up with position P?". */
-export class ProjectionRunner {
-  readonly workers: ProjectionWorker[];
-
+export class ProjectionRunner extends FollowerGroup<ProjectionWorker> {
   constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
-    this.workers = projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name })));
-  }
-
-  async start(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.start()));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.stop()));
-  }
-
-  get running(): boolean {
-    return this.workers.every((w) => w.running);
+    super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }))));
   }
 
   /** Waits (bounded) until the named projections (all when omitted) have passed `position`. */
   async waitFor(position: bigint, timeoutMs: number, names?: string[]): Promise<boolean> {
     const workers = names ? this.workers.filter((w) => names.includes(w.projection.name)) : this.workers;
     const reached = await Promise.all(workers.map((w) => w.waiters.wait(position, timeoutMs)));
+    return reached.every(Boolean);
+  }
+
+  /**
+   * Waits (bounded) until each projection (or only `name`) has passed the last of `writes` whose
+   * event types it handles; a projection that handles none of them is not waited for.
+   */
+  async waitForWrites(writes: { position: bigint; types: string[] }[], timeoutMs: number, name?: string): Promise<boolean> {
+    const reached = await Promise.all(
+      this.workers
+        .filter((worker) => name === undefined || worker.projection.name === name)
+        .map((worker) => {
+          const handled = writes.filter((write) => write.types.some((type) => worker.projection.handlers[type]));
+          const target = handled.reduce((max, write) => (write.position > max ? write.position : max), 0n);
+          return target === 0n ? true : worker.waiters.wait(target, timeoutMs);
+        }),
+    );
     return reached.every(Boolean);
   }
 }

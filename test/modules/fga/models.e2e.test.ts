@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCS } from './support/fga-fixture.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
-
-const DOCS = `model
-  schema 1.1
-type user
-type document
-  relations
-    define owner: [user]
-    define viewer: [user] or owner`;
 
 describe('authorization models over HTTP', () => {
   let t: FgaTestService;

@@ -33,6 +33,9 @@ describe('session decider', () => {
   it('revokes once; revoking again changes nothing', () => {
     spec.given([started]).when({ type: 'RevokeSession', reason: 'admin' }).then([{ type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]);
     spec.given([started, { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'admin' } }]).when({ type: 'RevokeSession', reason: 'admin' }).then([]);
+    const userDeleted: SessionEvent = { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'user_deleted' } };
+    spec.given([started]).when({ type: 'RevokeSession', reason: 'user_deleted' }).then([userDeleted]);
+    spec.given([started, userDeleted]).when({ type: 'RevokeSession', reason: 'user_deleted' }).then([]);
   });
   it('expires by the idle limit or the lifetime, whichever comes first, once', () => {
     const at = (iso: string) => ({ type: 'ExpireSession' as const, now: iso });

@@ -87,7 +87,11 @@ describe('sessions, logout and the refresh-token grant', () => {
     expect((await del()).body).toEqual({ success: true });
     expect((await del()).body).toEqual({ success: true });
     expect((await refresh(b.refreshToken)).body.error).toBe('invalid_grant');
-    expect((await t.request({ method: 'DELETE', url: '/api/admin/sessions/0190f0f0-0000-7000-8000-000000000000', tenant: PLATFORM, token: await adminToken() })).status).toBe(404);
+    const unknown = await t.request({ method: 'DELETE', url: '/api/admin/sessions/0190f0f0-0000-7000-8000-000000000000', tenant: PLATFORM, token: await adminToken() });
+    // Errors keep the route's family: {success: false, error}.
+    expect([unknown.status, unknown.body]).toEqual([404, { success: false, error: { code: 'NOT_FOUND', message: 'Session not found' } }]);
+    const forbidden = await t.request({ method: 'DELETE', url: `/api/admin/sessions/${b.sessionId}`, tenant: PLATFORM, token: await t.token({ sub: 'u', tenant: PLATFORM, roles: ['user'] }) });
+    expect([forbidden.status, forbidden.body.success, forbidden.body.error.code]).toEqual([403, false, 'PERMISSION_DENIED']);
   });
 
   it('a user sees and revokes only their own sessions', async () => {

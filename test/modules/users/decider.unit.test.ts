@@ -9,13 +9,13 @@ const profile = { email: 'a@x.test', username: 'a', firstName: 'A', lastName: nu
 const role = { id: 'r1', name: 'user' };
 const created: UserEvent = {
   type: 'UserCreated',
-  data: { userId: 'u1', ...profile, enabled: true, emailVerified: false, passwordHash: null, roles: [role] },
+  data: { userId: 'u1', ...profile, enabled: true, emailVerified: false, passwordHash: null, roles: [role], origin: 'admin' },
 };
 
 describe('user decider', () => {
   it('creates a user once', () => {
-    spec.given([]).when({ type: 'CreateUser', userId: 'u1', profile, passwordHash: null, roles: [role], enabled: true, emailVerified: false }).then([created]);
-    spec.given([created]).when({ type: 'CreateUser', userId: 'u1', profile, passwordHash: null, roles: [], enabled: true, emailVerified: false }).thenThrows('USER_EXISTS');
+    spec.given([]).when({ type: 'CreateUser', userId: 'u1', profile, passwordHash: null, roles: [role], enabled: true, emailVerified: false, origin: 'admin' }).then([created]);
+    spec.given([created]).when({ type: 'CreateUser', userId: 'u1', profile, passwordHash: null, roles: [], enabled: true, emailVerified: false, origin: 'admin' }).thenThrows('USER_EXISTS');
   });
 
   it('records only changed profile fields, and disabling as its own event', () => {
@@ -35,6 +35,12 @@ describe('user decider', () => {
     spec.given([created]).when({ type: 'AssignRole', role }).then([]);
     spec.given([created]).when({ type: 'RemoveRole', roleId: 'r1' }).then([{ type: 'UserRoleRemoved', data: { userId: 'u1', role } }]);
     spec.given([created]).when({ type: 'RemoveRole', roleId: 'r9' }).then([]);
+  });
+
+  it('removes a deleted role from its holder once, saying why (redelivery of the reaction appends nothing)', () => {
+    const removed: UserEvent = { type: 'UserRoleRemoved', data: { userId: 'u1', role, reason: 'role_deleted' } };
+    spec.given([created]).when({ type: 'RemoveRole', roleId: 'r1', reason: 'role_deleted' }).then([removed]);
+    spec.given([created, removed]).when({ type: 'RemoveRole', roleId: 'r1', reason: 'role_deleted' }).then([]);
   });
 
   it('deletes softly: a deleted user accepts no command', () => {

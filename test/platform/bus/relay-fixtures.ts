@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { z } from 'zod';
 import { deduplicatingHandler } from '../../../src/platform/bus/deduplicating-consumer.ts';
 import type { BatchHandler, DeliveredMessage, EventBus } from '../../../src/platform/bus/port.ts';
 import { PostgresInbox } from '../../../src/platform/bus/postgres-inbox.ts';
@@ -7,6 +8,8 @@ import { EventRelay, type RelayOptions } from '../../../src/platform/bus/relay.t
 import type { Pool } from '../../../src/platform/db/pool.ts';
 import type { EventStore } from '../../../src/platform/eventstore/port.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
+import { EventCatalogue } from '../../../src/platform/events/catalogue.ts';
+import { defineEvent } from '../../../src/platform/events/define-event.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { testEvent } from '../eventstore/event-store-contract.ts';
@@ -15,6 +18,30 @@ export const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
 /** Generous: a real broker needs a group join (and sometimes a rebalance) before the first delivery. */
 export const DELIVERY_TIMEOUT = { timeout: 60_000, interval: 100 };
+
+/**
+ * The relay tests' own catalogue (the platform knows no domain events): sensitive fields at the
+ * top, inside array elements, and in events whose other fields must pass untouched.
+ */
+const relayTestCatalogue = new EventCatalogue([
+  defineEvent({
+    type: 'UserCreated',
+    data: z.strictObject({
+      userId: z.string(),
+      email: z.string(),
+      passwordHash: z.string(),
+      roles: z.array(z.strictObject({ id: z.string(), name: z.string() })),
+      credentials: z.array(z.strictObject({ label: z.string(), secretHash: z.string(), sealedSeed: z.string() })),
+    }),
+    sensitive: ['passwordHash', 'credentials[].secretHash', 'credentials[].sealedSeed'],
+  }),
+  defineEvent({
+    type: 'SessionStarted',
+    data: z.strictObject({ sessionId: z.string(), userId: z.string(), refreshTokenHash: z.string(), acr: z.string() }),
+    sensitive: ['refreshTokenHash'],
+  }),
+  ...['UserProfileUpdated', 'ThingHappened', 'SomethingHappened'].map((type) => defineEvent({ type, data: z.looseObject({}) })),
+]);
 
 export const uniqueTopic = (label: string): string => `test.relay.${label}.${newId()}`;
 
@@ -90,7 +117,7 @@ export function relayTestBed<Bus extends EventBus>(openBus: () => Promise<Bus>):
   const relays: EventRelay[] = [];
   const bed = {
     startRelay(topic, options = {}) {
-      const relay = new EventRelay({ store: bed.store, bus: bed.bus, database: bed.db.pool.options, topic, logger, standbyPollMs: 50, ...options });
+      const relay = new EventRelay({ store: bed.store, bus: bed.bus, database: bed.db.pool.options, topic, publicData: (event) => relayTestCatalogue.publicData(event), logger, standbyPollMs: 50, ...options });
       relays.push(relay);
       relay.start();
       return relay;

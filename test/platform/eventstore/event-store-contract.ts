@@ -43,6 +43,14 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(await store.readStream(stream, 1n)).toHaveLength(2);
     });
 
+    it('keeps the schema version of the metadata as a number, single and multi-stream', async () => {
+      const [single, multi] = [uniqueStream(), uniqueStream()];
+      const versioned = () => ({ ...testEvent('Versioned'), metadata: { ...testEvent().metadata, schemaVersion: 2 } });
+      await store.append(single, [versioned()]);
+      await store.appendMulti([{ streamId: multi, expectedRevision: 'no_stream', events: [versioned()] }, { streamId: uniqueStream(), expectedRevision: 'no_stream', events: [testEvent()] }]);
+      for (const stream of [single, multi]) expect((await store.readStream(stream))[0]!.metadata.schemaVersion).toBe(2);
+    });
+
     it('reads an absent stream as empty', async () => {
       expect(await store.readStream(uniqueStream())).toEqual([]);
     });

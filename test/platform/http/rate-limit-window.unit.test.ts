@@ -67,6 +67,7 @@ describe('route tiers', () => {
     ['GET', '/metrics', null, false],
     ['GET', '/api/docs/static/index.html', null, false],
     ['GET', '/api/openapi.json', null, false],
+    ['GET', '/api/asyncapi.json', null, false],
   ])('%s %s -> %s (per account: %s)', (method, path, tier, perAccount) => {
     const rule = ruleFor(method, path);
     expect([rule?.tier, rule?.perAccount ?? false]).toEqual([tier, perAccount]);

@@ -18,8 +18,8 @@ export function modelCommands(deps: CommandDeps) {
   return {
     async create(tenant: string, input: { name: string; dsl: string }, context: CommandContext) {
       const modelId = newId();
-      const { position } = await run(tenant, { type: 'CreateModel', modelId, name: input.name, content: compiled(input.dsl) }, context);
-      return { modelId, position };
+      const { position, state, occurredAt } = await run(tenant, { type: 'CreateModel', modelId, name: input.name, content: compiled(input.dsl) }, context);
+      return { modelId, position, model: state.models.get(modelId)!, createdAt: occurredAt! };
     },
 
     /** Re-parses and re-validates a new DSL; the version stays (spec, Versioning). */

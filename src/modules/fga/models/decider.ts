@@ -1,5 +1,6 @@
 import type { Decider } from '../../../platform/commands/decider.ts';
-import { AppError, notFound } from '../../../platform/errors.ts';
+import { notFound } from '../../../platform/errors.ts';
+import { fgaError } from '../app-errors.ts';
 import type { FgaModelEvent, ModelContent } from './events.ts';
 
 export interface ModelState extends ModelContent {
@@ -73,7 +74,7 @@ export const modelDecider: Decider<TenantModelsState, ModelCommand, FgaModelEven
   decide(command, state) {
     switch (command.type) {
       case 'CreateModel': {
-        if (state.models.has(command.modelId)) throw new AppError('MODEL_EXISTS', 409, 'Model already exists');
+        if (state.models.has(command.modelId)) throw fgaError('MODEL_EXISTS', 'Model already exists');
         const { modelId, name, content } = command;
         return [{ type: 'FgaModelCreated', data: { modelId, name, version: state.lastVersion + 1, ...content } }];
       }
@@ -86,12 +87,12 @@ export const modelDecider: Decider<TenantModelsState, ModelCommand, FgaModelEven
       }
       case 'ActivateModel': {
         const model = existing(state, command.modelId);
-        if (model.status === 'active') throw new AppError('ALREADY_ACTIVE', 400, 'The model is already active');
+        if (model.status === 'active') throw fgaError('ALREADY_ACTIVE', 'The model is already active');
         return [{ type: 'FgaModelActivated', data: { modelId: model.modelId, previousModelId: state.activeModelId } }];
       }
       case 'DeleteModel': {
         const model = existing(state, command.modelId);
-        if (model.status === 'active') throw new AppError('MODEL_IS_ACTIVE', 400, 'The active model cannot be deleted; activate another first');
+        if (model.status === 'active') throw fgaError('MODEL_IS_ACTIVE', 'The active model cannot be deleted; activate another first');
         return [{ type: 'FgaModelDeleted', data: { modelId: model.modelId } }];
       }
       default: {

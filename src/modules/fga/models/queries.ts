@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../platform/db/pool.ts';
 import { isUuid } from '../../../platform/ids.ts';
 import type { AuthorizationSchema } from '../schema.ts';
+import type { ModelState } from './decider.ts';
 
 export interface ModelSummary {
   id: string;
@@ -35,6 +36,13 @@ const toSummary = (row: ModelRow): ModelSummary => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
+
+/** The view the read model gives of a model just created, from the command's state (no wait for the projection). */
+export function createdModelView(model: ModelState, createdAt: string): Model {
+  const at = new Date(createdAt).toISOString();
+  const { modelId: id, name, version, dsl, schema } = model;
+  return { id, name, version, isActive: model.status === 'active', createdAt: at, updatedAt: at, dsl, schema };
+}
 
 const SUMMARY = 'id, name, version, is_active, created_at, updated_at';
 

@@ -1,5 +1,4 @@
-import { AppError } from '../../../platform/errors.ts';
-import { asAppError, noActiveModel } from '../app-errors.ts';
+import { asDomainError, fgaError, noActiveModel } from '../app-errors.ts';
 import type { CheckRequest, ExpandRequest, ListObjectsRequest } from '../engine/authorization-engine.ts';
 import { AuthorizationEngine } from '../engine/authorization-engine.ts';
 import type { ActiveModels } from './active-models.ts';
@@ -13,9 +12,7 @@ export interface AuthorizationDeps {
 }
 
 const consistencyTimeout = () =>
-  new AppError('CONSISTENCY_TIMEOUT', 503, 'The authorization index has not yet reached the consistency token; retry shortly', undefined, {
-    'retry-after': '1',
-  });
+  fgaError('CONSISTENCY_TIMEOUT', 'The authorization index has not yet reached the consistency token; retry shortly', undefined, 1);
 
 /**
  * A valid model can chain thousands of computed usersets on one object; such a resolution can
@@ -23,9 +20,9 @@ const consistencyTimeout = () =>
  */
 function evaluationError(error: unknown): never {
   if (error instanceof RangeError && error.message.includes('call stack')) {
-    throw new AppError('MAX_DEPTH_EXCEEDED', 400, 'resolution nests too deeply for this model');
+    throw fgaError('MAX_DEPTH_EXCEEDED', 'resolution nests too deeply for this model');
   }
-  return asAppError(error);
+  return asDomainError(error);
 }
 
 /**
@@ -37,7 +34,7 @@ function evaluationError(error: unknown): never {
 export function authorizationQueries(deps: AuthorizationDeps) {
   async function engineFor(tenant: string, atLeast: bigint | undefined): Promise<AuthorizationEngine> {
     if (atLeast !== undefined && !(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
-    const model = await deps.models.get(tenant).catch(asAppError);
+    const model = await deps.models.get(tenant).catch(asDomainError);
     if (!model) throw noActiveModel();
     return new AuthorizationEngine(model.typesystem, await deps.indexes.storeOf(tenant));
   }

@@ -1,5 +1,5 @@
 import type { Decider } from '../../../platform/commands/decider.ts';
-import { AppError } from '../../../platform/errors.ts';
+import { fgaError } from '../app-errors.ts';
 import type { RelationTuple } from '../tuple.ts';
 import { tupleToString } from '../tuple.ts';
 import type { FgaTupleEvent } from './events.ts';
@@ -30,7 +30,7 @@ export const tupleDecider: Decider<TupleState, TupleCommand, FgaTupleEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'WriteTuple':
-        if (state.status === 'written') throw new AppError('TUPLE_EXISTS', 409, `Tuple '${tupleToString(command.tuple)}' already exists`);
+        if (state.status === 'written') throw fgaError('TUPLE_EXISTS', `Tuple '${tupleToString(command.tuple)}' already exists`);
         return [{ type: 'FgaTupleWritten', data: { tuple: command.tuple, modelId: command.modelId } }];
       case 'DeleteTuple':
         return state.status === 'written' ? [{ type: 'FgaTupleDeleted', data: { tuple: command.tuple } }] : [];

@@ -1,12 +1,29 @@
-import type { DomainEvent } from '../../../platform/commands/decider.ts';
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../../../platform/events/define-event.ts';
 import type { RelationTuple } from '../tuple.ts';
 import { tupleToString } from '../tuple.ts';
 
-/** modelId: the active model the tuple was validated against when written. */
-export type FgaTupleWritten = DomainEvent<'FgaTupleWritten', { tuple: RelationTuple; modelId: string }>;
-export type FgaTupleDeleted = DomainEvent<'FgaTupleDeleted', { tuple: RelationTuple }>;
+const relationTuple: z.ZodType<RelationTuple> = z.strictObject({
+  objectType: z.string(),
+  objectId: z.string(),
+  relation: z.string(),
+  subjectType: z.string(),
+  subjectId: z.string(),
+  subjectRelation: z.string().optional(),
+});
 
-export type FgaTupleEvent = FgaTupleWritten | FgaTupleDeleted;
+export const fgaTupleWritten = defineEvent({
+  type: 'FgaTupleWritten',
+  description: 'modelId: the active model the tuple was validated against when written.',
+  data: z.strictObject({ tuple: relationTuple, modelId: z.string() }),
+});
+export const fgaTupleDeleted = defineEvent({ type: 'FgaTupleDeleted', data: z.strictObject({ tuple: relationTuple }) });
+
+export const fgaTupleEvents = [fgaTupleWritten, fgaTupleDeleted];
+
+export type FgaTupleWritten = EventOf<typeof fgaTupleWritten>;
+export type FgaTupleDeleted = EventOf<typeof fgaTupleDeleted>;
+export type FgaTupleEvent = EventOf<(typeof fgaTupleEvents)[number]>;
 
 /**
  * One stream per tuple, named by its text form: "this tuple exists" is then decided on the

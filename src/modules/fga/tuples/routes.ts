@@ -1,11 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ok, okList, pagination } from '../../../platform/http/envelopes.ts';
+import { ok, okBody, okListBody, okList, pagination } from '../../../platform/http/envelopes.ts';
 import { commandContextOf } from '../../../platform/http/request-context.ts';
+import { route } from '../../../platform/http/route.ts';
 import { pageQuery } from '../../../platform/http/schemas.ts';
 import type { HttpServer } from '../../../platform/http/server.ts';
 import { tenantOf } from '../../../platform/http/tenant-resolution.ts';
-import { fgaRoute, tokenOf, tupleSchema } from '../http-schemas.ts';
+import { consistencyTokenOut, fgaGuard, storedTupleSchema, tokenOf, tupleSchema, writtenTupleSchema } from '../http-schemas.ts';
 import type { TupleChanges, TupleCommands } from './commands.ts';
 import type { TupleQueries } from './queries.ts';
 
@@ -18,11 +19,12 @@ const bulkBody = z
   .refine((body) => (body.writes?.length ?? 0) + (body.deletes?.length ?? 0) > 0, 'writes or deletes must hold at least one tuple');
 
 const TOKEN_NOTE = ' The answer carries consistencyToken: pass it to check, expand or list-objects to see this write.';
+const WRITE_ERRORS = ['NO_ACTIVE_MODEL', 'INVALID_TYPE', 'INVALID_RELATION', 'INVALID_SUBJECT_TYPE', 'TUPLE_EXISTS'];
 
 export interface TupleRouteDeps {
   commands: TupleCommands;
   queries: TupleQueries;
-  /** Waits (bounded) until the read model and this instance's index reflect a write. */
+  /** Waits (bounded) until this instance's index reflects a write. */
   settle: (position: bigint) => Promise<void>;
 }
 
@@ -33,45 +35,60 @@ export function registerTupleRoutes(app: HttpServer, deps: TupleRouteDeps): void
     await deps.settle(result.position);
     return result;
   };
+  const manage = fgaGuard('manage:fga_tuples');
 
-  app.get(
-    '/api/fga/tuples',
-    fgaRoute('view:fga_tuples', 'List tuples, filtered by any of objectType, objectId, relation, subjectType, subjectId', { querystring: listQuery }),
-    async (request) => {
+  route(app, {
+    ...fgaGuard('view:fga_tuples'),
+    method: 'GET',
+    url: '/api/fga/tuples',
+    summary: 'List tuples, filtered by any of objectType, objectId, relation, subjectType, subjectId',
+    query: listQuery,
+    responses: { 200: okListBody(storedTupleSchema) },
+    handler: async (request) => {
       const { page, limit, ...filter } = request.query;
       const { items, total } = await deps.queries.list(tenantOf(request).name, filter, { page, limit });
       return okList(items, pagination(page, limit, total));
     },
-  );
+  });
 
-  app.post(
-    '/api/fga/tuples',
-    fgaRoute('manage:fga_tuples', `Write a tuple, validated against the active model.${TOKEN_NOTE}`, { body: tupleSchema }),
-    async (request, reply) => {
+  route(app, {
+    ...manage,
+    method: 'POST',
+    url: '/api/fga/tuples',
+    summary: `Write a tuple, validated against the active model.${TOKEN_NOTE}`,
+    body: tupleSchema,
+    responses: { 201: okBody(writtenTupleSchema) },
+    errors: WRITE_ERRORS,
+    handler: async (request) => {
       const { position } = await apply(request, { writes: [request.body] });
-      return reply.status(201).send(ok({ ...request.body, consistencyToken: tokenOf(position) }));
+      return ok({ ...request.body, consistencyToken: tokenOf(position) });
     },
-  );
+  });
 
-  app.delete(
-    '/api/fga/tuples',
-    fgaRoute('manage:fga_tuples', `Delete a tuple (body: the tuple); succeeds when it does not exist.${TOKEN_NOTE}`, { body: tupleSchema }),
-    async (request) => {
+  route(app, {
+    ...manage,
+    method: 'DELETE',
+    url: '/api/fga/tuples',
+    summary: `Delete a tuple (body: the tuple); succeeds when it does not exist.${TOKEN_NOTE}`,
+    body: tupleSchema,
+    responses: { 200: okBody(z.object({ deleted: z.literal(true), consistencyToken: consistencyTokenOut })) },
+    handler: async (request) => {
       const { position } = await apply(request, { deletes: [request.body] });
-      return ok({ deleted: true, consistencyToken: tokenOf(position) });
+      return ok({ deleted: true as const, consistencyToken: tokenOf(position) });
     },
-  );
+  });
 
-  app.post(
-    '/api/fga/tuples/bulk',
-    fgaRoute(
-      'manage:fga_tuples',
-      `Write and delete up to ${MAX_BULK} tuples each, all validated first, applied atomically; counts are the changes made.${TOKEN_NOTE}`,
-      { body: bulkBody },
-    ),
-    async (request) => {
+  route(app, {
+    ...manage,
+    method: 'POST',
+    url: '/api/fga/tuples/bulk',
+    summary: `Write and delete up to ${MAX_BULK} tuples each, all validated first, applied atomically; counts are the changes made.${TOKEN_NOTE}`,
+    body: bulkBody,
+    responses: { 200: okBody(z.object({ written: z.number().int(), deleted: z.number().int(), consistencyToken: consistencyTokenOut })) },
+    errors: WRITE_ERRORS,
+    handler: async (request) => {
       const { written, deleted, position } = await apply(request, request.body);
       return ok({ written, deleted, consistencyToken: tokenOf(position) });
     },
-  );
+  });
 }

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { errorBodySchemas } from '../envelopes.ts';
 import { ruleFor } from './tiers.ts';
 
 interface Operation {
@@ -30,15 +32,8 @@ const TOO_MANY_REQUESTS = {
     '`{ok: false, error: {code: "RATE_LIMITED", message}}`; the OAuth token endpoint answers `{error: "invalid_request", error_description}`.',
   headers: { ...LIMIT_HEADERS, 'Retry-After': header('Retry-After') },
   content: {
-    'application/json': {
-      schema: {
-        type: 'object',
-        properties: {
-          ok: { type: 'boolean', const: false },
-          error: { type: 'object', properties: { code: { type: 'string', const: 'RATE_LIMITED' }, message: { type: 'string' } }, required: ['code', 'message'] },
-        },
-      },
-    },
+    // The error body of the limited route's family (canonical, v1, {success: false}, OAuth).
+    'application/json': { schema: { anyOf: (['canonical', 'v1', 'success', 'oauth'] as const).map((family) => z.toJSONSchema(errorBodySchemas[family])) } },
   },
 };
 

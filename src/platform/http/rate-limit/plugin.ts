@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.ts';
+import { platformError } from '../../errors.ts';
 import type { HttpServer } from '../server.ts';
 import type { IdentifyCaller } from './caller.ts';
 import { clientAddressKey } from './client-address.ts';
@@ -70,8 +70,7 @@ export function registerRateLimit(app: HttpServer, options: RateLimitOptions): v
     request.rateLimit = verdict;
     void reply.headers(rateLimitHeaders(verdict));
     if (!verdict.allowed) {
-      const retryAfter = String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
-      throw new AppError('RATE_LIMITED', 429, 'Too many requests; retry later', undefined, { 'retry-after': retryAfter });
+      throw platformError('RATE_LIMITED', 'Too many requests; retry later', undefined, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
     }
   }
 

@@ -37,6 +37,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: '/api/docs', tier: null },
   { path: '/api/docs/*', tier: null },
   { path: '/api/openapi.json', tier: null },
+  { path: '/api/asyncapi.json', tier: null },
 
   { path: '/api/auth/login', method: 'POST', tier: 'auth', perAccount: true },
   { path: '/api/auth/signup', method: 'POST', tier: 'auth' },
@@ -47,6 +48,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: '/api/auth/magic-link/*', tier: 'auth' },
   { path: '/api/auth/passwordless/*', tier: 'auth' },
   { path: '/api/oauth/authenticate', tier: 'auth' },
+  // The pages e-mailed links open: their POSTs do what the API routes above do.
+  { path: '/magic-link', method: 'POST', tier: 'auth' },
+  { path: '/reset-password', method: 'POST', tier: 'sensitive' },
 
   { path: '/api/user/2fa/*', tier: 'sensitive' },
   // Unauthenticated, so "per user" is per account named in the body.

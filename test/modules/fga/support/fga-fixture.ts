@@ -47,3 +47,12 @@ export function listOf(typeRelation: string, subjectText: string): ListObjectsRe
     ...(subject.relation ? { subjectRelation: subject.relation } : {}),
   };
 }
+
+/** A small model: documents with owners, and viewers that owners imply. */
+export const DOCS = `model
+  schema 1.1
+type user
+type document
+  relations
+    define owner: [user]
+    define viewer: [user] or owner`;

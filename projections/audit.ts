@@ -1,0 +1,45 @@
+import type { PoolClient } from '../src/platform/db/pool.ts';
+import { AUDIT_MAPPING, auditRuleOf, type Summary } from '../src/modules/audit/event-mapping.ts';
+import { auditEntryOf } from '../src/modules/audit/entry.ts';
+import { insertAuditEntries } from '../src/modules/audit/entries-table.ts';
+import { eventCatalogue } from '../src/event-catalogue.ts';
+import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
+import { defineProjection, type ProjectionHandler } from '../src/platform/projections/projection.ts';
+
+async function summaryBefore(tx: PoolClient, event: RecordedEvent): Promise<Summary | null> {
+  const rule = auditRuleOf(event.type);
+  if (!rule?.summary) return null;
+  const { rows } = await tx.query<{ summary: Summary }>(
+    'select summary from audit_resource_summaries where tenant_id = $1 and resource = $2 and resource_id = $3',
+    [event.metadata.tenantId, rule.resource, rule.resourceId(event.data as never)],
+  );
+  return rows[0]?.summary ?? null;
+}
+
+const project: ProjectionHandler = async (event, tx) => {
+  // Secrets never reach an entry: the catalogue masks the event's sensitive fields first.
+  const audited = auditEntryOf({ ...event, data: eventCatalogue.maskedData(event) }, await summaryBefore(tx, event));
+  if (!audited) return;
+  await insertAuditEntries(tx, [audited.entry]);
+  const { summary } = audited;
+  if (!summary) return;
+  const key = [audited.entry.tenantId, summary.resource, summary.resourceId];
+  await (summary.value === null
+    ? tx.query('delete from audit_resource_summaries where tenant_id = $1 and resource = $2 and resource_id = $3', key)
+    : tx.query(
+        `insert into audit_resource_summaries values ($1, $2, $3, $4)
+           on conflict (tenant_id, resource, resource_id) do update set summary = excluded.summary`,
+        [...key, summary.value],
+      ));
+};
+
+/**
+ * The audit log (migration 0012): one entry per audited event, keyed by the event's id. Only the
+ * summaries table is declared: a rebuild empties it and replays every event, while audit_log is
+ * never emptied (its triggers refuse it) and the replay's inserts of existing ids do nothing.
+ */
+export const auditProjection = defineProjection({
+  name: 'audit',
+  tables: ['audit_resource_summaries'],
+  handlers: Object.fromEntries(Object.keys(AUDIT_MAPPING).filter((type) => auditRuleOf(type)).map((type) => [type, project])),
+});

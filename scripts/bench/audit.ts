@@ -1,0 +1,122 @@
+/**
+ * bench:audit. (a) The PERMISSION_CHECK write path: FGA checks/s over HTTP (a listening server,
+ * load from a separate process) with and without audit entries, and the rows/s the batched
+ * writer stores. (b) GET /api/logs/audit p50/p99 with filters over 1,000,000 entries in one tenant
+ * (rows seeded with generate_series straight into audit_log: its trigger allows INSERT).
+ */
+import { driveTuples, pick, USERS, DOCUMENTS, DRIVE_MODEL, viewerCheck } from './drive-dataset.ts';
+import { parseTuple } from '../../src/modules/fga/tuple.ts';
+import { httpLoad } from './http-load.ts';
+import { benchService, timed } from './service.ts';
+import { fmt } from './support.ts';
+
+const TENANT = 'platform';
+const ENTRIES = 1_000_000;
+const CHECKS = 20_000;
+
+type Bench = Awaited<ReturnType<typeof benchService>>;
+
+async function adminToken(bench: Bench): Promise<string> {
+  return (await bench.service.tokens.issue({ sub: 'bench', tid: TENANT, roles: ['admin'], acr: 'aal1', amr: ['pwd'] }, 3600)).token;
+}
+
+/** A small drive dataset (the checks' cost is not the point here, the audit's is). */
+async function seedTuples(bench: Bench, token: string): Promise<void> {
+  const modelId = (await bench.inject('POST', '/api/fga/models', { name: 'drive', dsl: DRIVE_MODEL }, token)).data.id;
+  await bench.inject('POST', `/api/fga/models/${modelId}/activate`, {}, token);
+  const texts: string[] = [];
+  driveTuples((text) => texts.length < 5_000 && texts.push(text));
+  const tuples = [...new Set(texts)].map(parseTuple);
+  for (let i = 0; i < tuples.length; i += 100) await bench.inject('POST', '/api/fga/tuples/bulk', { writes: tuples.slice(i, i + 100) }, token);
+}
+
+async function checkThroughput(audit: boolean): Promise<void> {
+  const bench = await benchService({ IAM_RELAY_ENABLED: 'false', AUDIT_PERMISSION_CHECKS: String(audit) });
+  try {
+    const token = await adminToken(bench);
+    await seedTuples(bench, token);
+    await bench.service.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = bench.service.app.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const headers = { 'x-tenant': TENANT, authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const bodies = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck(`u${pick(USERS)}`, `d${pick(DOCUMENTS)}`)));
+    await httpLoad({ url: `http://127.0.0.1:${port}/api/fga/check`, headers, bodies, concurrency: 32, requests: 2_000 }); // warm-up
+    const started = performance.now();
+    const result = await httpLoad({ url: `http://127.0.0.1:${port}/api/fga/check`, headers, bodies, concurrency: 32, requests: CHECKS });
+    await bench.service.permissionChecks.drain();
+    const seconds = (performance.now() - started) / 1000;
+    const { rows } = await bench.db.pool.query("select count(*)::int as n from audit_log where action = 'PERMISSION_CHECK'");
+    const dropped = (await bench.service.app.inject({ method: 'GET', url: '/metrics' })).body.match(/iam_audit_permission_checks_dropped_total\{[^}]*\} (\d+)/)?.[1] ?? '0';
+    console.log(
+      `FGA check over HTTP, audit ${audit ? 'on ' : 'off'}: ${fmt(result.perSecond)} checks/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms, failures ${result.failures}` +
+        (audit ? `; ${fmt(rows[0].n)} rows written (${fmt(rows[0].n / seconds)} rows/s incl. final drain), dropped ${dropped}` : ''),
+    );
+  } finally {
+    await bench.close();
+  }
+}
+
+async function seedEntries(bench: Bench): Promise<void> {
+  // 70% permission checks, the rest spread over eight actions; 1,000 users; one year of time.
+  await bench.db.pool.query(
+    `insert into audit_log (tenant_id, id, action, user_id, resource, resource_id, status, client_ip, user_agent, metadata, created_at)
+     select $1, gen_random_uuid(),
+            case when i % 10 < 7 then 'PERMISSION_CHECK'
+                 else (array['LOGIN','USER_UPDATED','ROLE_ASSIGNMENT','USER_CREATED','LOGOUT','PASSWORD_CHANGE','ROLE_CREATED','SESSION_REVOKED'])[1 + (i / 10) % 8] end,
+            'user-' || (i % 1000), 'user', 'user-' || (i % 997), case when i % 50 = 0 then 'failure' else 'success' end,
+            '203.0.113.' || (i % 250), 'bench/1.0', jsonb_build_object('n', i),
+            timestamptz '2025-01-01' + (i * interval '31536 milliseconds')
+       from generate_series(1, $2) as i`,
+    [TENANT, ENTRIES],
+  );
+  await bench.db.pool.query('vacuum analyze audit_log');
+}
+
+async function listingLatency(): Promise<void> {
+  const bench = await benchService({ IAM_RELAY_ENABLED: 'false' });
+  try {
+    const token = await adminToken(bench);
+    const seeding = performance.now();
+    await seedEntries(bench);
+    console.log(`seeded ${fmt(ENTRIES)} entries in ${fmt((performance.now() - seeding) / 1000, 1)} s (generate_series, then vacuum analyze)`);
+    const queries: Record<string, string> = {
+      'default (PERMISSION_CHECK excluded)': '',
+      'action=LOGIN': '?action=LOGIN',
+      'action=PERMISSION_CHECK': '?action=PERMISSION_CHECK',
+      'userId=user-42': '?userId=user-42',
+      'one day (startDate=endDate=2025-06-01)': '?startDate=2025-06-01&endDate=2025-06-01',
+      'excludeActions= (everything)': '?excludeActions=',
+      'excludeActions=LOGIN,LOGOUT': '?excludeActions=LOGIN,LOGOUT',
+      'action=LOGIN, one month, userId': '?action=LOGIN&userId=user-40&startDate=2025-03-01&endDate=2025-03-31',
+      'default, offset=10000': '?offset=10000',
+      'limit=500': '?limit=500',
+    };
+    for (const [label, query] of Object.entries(queries)) {
+      let total = 0;
+      await bench.inject('GET', `/api/logs/audit${query}`, undefined, token);
+      const result = await timed(40, 1, async () => {
+        total = (await bench.inject('GET', `/api/logs/audit${query}`, undefined, token)).pagination.total;
+      });
+      console.log(`GET /api/logs/audit ${label}: p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms (total ${fmt(total)})`);
+    }
+    for (const [label, condition] of [
+      ['default', "action <> 'PERMISSION_CHECK'"],
+      ['everything', 'true'],
+    ] as const) {
+      const plan = await bench.db.pool.query(`explain (analyze, format json) select count(*) from audit_log where tenant_id = $1 and ${condition}`, [TENANT]);
+      const top = plan.rows[0]['QUERY PLAN'][0];
+      const scan = JSON.stringify(top.Plan).match(/"Node Type":"(Index Only Scan|Seq Scan|Index Scan|Bitmap Heap Scan)"/)?.[1];
+      console.log(`count(*) ${label}: ${fmt(top['Execution Time'], 1)} ms (${scan})`);
+    }
+  } finally {
+    await bench.close();
+  }
+}
+
+async function main(): Promise<void> {
+  await checkThroughput(false);
+  await checkThroughput(true);
+  await listingLatency();
+}
+
+await main();

@@ -1,0 +1,39 @@
+import { loginEvents } from './modules/auth/events.ts';
+import { emailLinkEvents } from './modules/email-links/events.ts';
+import { fgaModelEvents } from './modules/fga/models/events.ts';
+import { fgaTupleEvents } from './modules/fga/tuples/events.ts';
+import { signingKeyEvents } from './modules/keys/events.ts';
+import { roleEvents } from './modules/roles/events.ts';
+import { sessionEvents } from './modules/sessions/events.ts';
+import { settingsEvents } from './modules/settings/events.ts';
+import { tenantEvents } from './modules/tenants/events.ts';
+import { userEvents } from './modules/users/events.ts';
+import { webhookEvents } from './modules/webhooks/events.ts';
+import { reservationEvents } from './platform/commands/reservations.ts';
+import type { EventStore, RecordedEvent } from './platform/eventstore/port.ts';
+import { EventCatalogue } from './platform/events/catalogue.ts';
+import { CatalogueEventStore } from './platform/events/catalogue-store.ts';
+
+/** Every event type the service writes: the store refuses any other, the relay and the docs read it. */
+export const eventCatalogue = new EventCatalogue([
+  ...tenantEvents,
+  ...userEvents,
+  ...roleEvents,
+  ...loginEvents,
+  ...sessionEvents,
+  ...emailLinkEvents,
+  ...signingKeyEvents,
+  ...settingsEvents,
+  ...fgaModelEvents,
+  ...fgaTupleEvents,
+  ...webhookEvents,
+  ...reservationEvents,
+]);
+
+/** The store as the service must use it: catalogue-checked appends, upcast reads (applied once). */
+export function cataloguedStore(store: EventStore): EventStore {
+  return store instanceof CatalogueEventStore ? store : new CatalogueEventStore(store, eventCatalogue);
+}
+
+/** What of an event the relay may publish. */
+export const publicEventData = (event: RecordedEvent): unknown => eventCatalogue.publicData(event);

@@ -1,0 +1,303 @@
+import type { LoginEvent } from '../auth/events.ts';
+import type { EmailLinkEvent } from '../email-links/events.ts';
+import type { FgaModelEvent } from '../fga/models/events.ts';
+import { tupleToString } from '../fga/tuple.ts';
+import type { FgaTupleEvent } from '../fga/tuples/events.ts';
+import type { SigningKeyEvent } from '../keys/events.ts';
+import type { RoleEvent } from '../roles/events.ts';
+import type { SessionEvent } from '../sessions/events.ts';
+import type { SettingsEvent } from '../settings/events.ts';
+import type { TenantEvent } from '../tenants/events.ts';
+import type { RoleRef, UserEvent } from '../users/events.ts';
+import type { WebhookEvent } from '../webhooks/events.ts';
+import type { ReservationEventType } from '../../platform/commands/reservations.ts';
+import { REDACTED } from '../../platform/events/catalogue.ts';
+import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.ts';
+
+/** Every event type the service records. */
+export type KnownEventType =
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent)['type']
+  | ReservationEventType;
+
+type DataOf<T extends KnownEventType> = Extract<
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent,
+  { type: T }
+>['data'];
+
+/** A resource's summary fields (metadata.before / metadata.after): never a secret in clear. */
+export type Summary = Record<string, unknown>;
+
+export interface AuditRule<Data> {
+  /** Every action the event can become (the docs list them); `pick` chooses when there are several. */
+  actions: readonly [AuditAction, ...AuditAction[]];
+  pick?: (data: Data) => AuditAction;
+  resource: ResourceKind;
+  resourceId: (data: Data) => string;
+  /** The webhook type the event is delivered as (spec, Webhook events); null where the catalogue has none. */
+  webhook: WebhookEventType | null;
+  /** The acting user, from the metadata's (null for system); a login or signup acts as the account itself. */
+  actor?: (data: Data, metadataActor: string | null) => string | null;
+  failure?: (data: Data) => { code: string; message: string };
+  /** The resource's summary after the event, from the one before it (the projection keeps it per resource). */
+  summary?: (before: Summary | null, data: Data) => Summary | null;
+  /** Metadata besides before/after. */
+  details?: (data: Data) => Record<string, unknown>;
+}
+
+export interface NotAudited {
+  notAudited: string;
+}
+
+export type AuditMapping = { [T in Exclude<KnownEventType, ReservationEventType>]: AuditRule<DataOf<T>> | NotAudited } & {
+  [T in ReservationEventType]: NotAudited;
+};
+
+const roleNames = (roles: RoleRef[]) => roles.map((role) => role.name).sort();
+const userId = (data: { userId: string }) => data.userId;
+const webhookId = (data: { webhookId: string }) => data.webhookId;
+/** A reason added by a reaction (role_deleted, user_deleted) or carried by the event. */
+const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
+const withRoles = (before: Summary | null, change: (roles: string[]) => string[]): Summary | null =>
+  before && { ...before, roles: change((before.roles as string[] | undefined) ?? []) };
+const merged = (before: Summary | null, changes: Summary): Summary => ({ ...before, ...changes });
+
+/**
+ * The one table from event type to audit entry and webhook type (design.md, Events and streams).
+ * The audit projection, the webhook and the log-stream consumers all read it; a unit test fails
+ * when an event type has no entry.
+ */
+export const AUDIT_MAPPING: AuditMapping = {
+  UserCreated: {
+    actions: ['USER_CREATED', 'SIGNUP'],
+    pick: (d) => (d.origin === 'signup' ? 'SIGNUP' : 'USER_CREATED'),
+    actor: (d, actor) => (d.origin === 'signup' ? d.userId : actor),
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'user.created',
+    summary: (_before, d) => ({
+      email: d.email,
+      username: d.username,
+      firstName: d.firstName,
+      lastName: d.lastName,
+      enabled: d.enabled,
+      emailVerified: d.emailVerified,
+      roles: roleNames(d.roles),
+      password: d.passwordHash ? REDACTED : null,
+    }),
+  },
+  UserProfileUpdated: {
+    actions: ['USER_UPDATED'],
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'user.updated',
+    summary: (before, { userId: _id, ...changes }) => merged(before, changes),
+  },
+  UserDisabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.blocked', summary: (before) => merged(before, { enabled: false }) },
+  UserEnabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.unblocked', summary: (before) => merged(before, { enabled: true }) },
+  UserDeleted: { actions: ['USER_DELETED'], resource: 'user', resourceId: userId, webhook: 'user.deleted', summary: () => null },
+  UserRoleAssigned: {
+    actions: ['ROLE_ASSIGNMENT'],
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'role.assigned',
+    summary: (before, d) => withRoles(before, (roles) => [...roles, d.role.name].sort()),
+    details: (d) => ({ role: d.role }),
+  },
+  UserRoleRemoved: {
+    actions: ['ROLE_REMOVAL'],
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'role.unassigned',
+    summary: (before, d) => withRoles(before, (roles) => roles.filter((name) => name !== d.role.name)),
+    details: (d) => ({ role: d.role, ...reasonOf(d) }),
+  },
+  UserPasswordChanged: {
+    actions: ['PASSWORD_CHANGE', 'PASSWORD_RESET'],
+    pick: (d) => (d.reason === 'reset' ? 'PASSWORD_RESET' : 'PASSWORD_CHANGE'),
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'user.password_changed',
+    details: () => ({ passwordChanged: true }),
+  },
+
+  LoginSucceeded: {
+    actions: ['LOGIN'],
+    actor: userId,
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'login.succeeded',
+    details: (d) => ({ sessionId: d.sessionId, method: d.method }),
+  },
+  LoginFailed: {
+    actions: ['LOGIN'],
+    actor: (d) => d.userId,
+    resource: 'user',
+    // An unknown account has no id: the attempted e-mail names what was tried.
+    resourceId: (d) => d.userId ?? d.email ?? '',
+    webhook: 'login.failed',
+    failure: (d) =>
+      d.reason === 'locked'
+        ? { code: 'ACCOUNT_LOCKED', message: 'Account locked after too many failed attempts' }
+        : { code: 'INVALID_CREDENTIALS', message: 'Invalid email or password' },
+    details: (d) => ({ reason: d.reason, ...(d.email ? { email: d.email } : {}) }),
+  },
+  AccountLocked: {
+    actions: ['USER_LOCKED'],
+    resource: 'user',
+    resourceId: userId,
+    webhook: null,
+    details: (d) => ({ lockedUntil: d.lockedUntil, lockoutNumber: d.lockoutNumber, failures: d.failures }),
+  },
+  AccountUnlocked: { actions: ['USER_UNLOCKED'], resource: 'user', resourceId: userId, webhook: null, details: reasonOf },
+
+  EmailLinkIssued: {
+    notAudited: 'a link sent by e-mail changes no account; what it leads to is audited (PASSWORD_RESET, LOGIN with method magic_link)',
+  },
+  EmailLinkUsed: { notAudited: 'recorded in the same append as the PASSWORD_RESET or LOGIN it leads to, which is audited' },
+
+  SigningKeyAdded: {
+    actions: ['SIGNING_KEY_CREATED'],
+    resource: 'signing_key',
+    resourceId: (d) => d.kid,
+    webhook: null,
+    details: (d) => ({ alg: d.alg }),
+  },
+
+  RoleCreated: {
+    actions: ['ROLE_CREATED'],
+    resource: 'role',
+    resourceId: (d) => d.roleId,
+    webhook: 'role.created',
+    summary: (_before, d) => ({ name: d.name, description: d.description, color: d.color, permissions: d.permissions }),
+  },
+  RoleUpdated: {
+    actions: ['ROLE_UPDATED'],
+    resource: 'role',
+    resourceId: (d) => d.roleId,
+    webhook: 'role.updated',
+    summary: (before, { roleId: _id, ...changes }) => merged(before, changes),
+  },
+  RoleDeleted: { actions: ['ROLE_DELETED'], resource: 'role', resourceId: (d) => d.roleId, webhook: 'role.deleted', summary: () => null },
+
+  SessionStarted: { notAudited: 'every session starts with a login, audited as LOGIN (LoginSucceeded names the session)' },
+  SessionRefreshed: { notAudited: 'a routine token refresh within a live session; its start and end are audited' },
+  SessionUsed: { notAudited: 'activity tick (at most once a minute per session) that only moves the idle deadline' },
+  SessionRevoked: {
+    actions: ['LOGOUT', 'SESSION_REVOKED'],
+    pick: (d) => (d.reason === 'logout' ? 'LOGOUT' : 'SESSION_REVOKED'),
+    resource: 'session',
+    resourceId: (d) => d.sessionId,
+    webhook: null,
+    details: (d) => ({ userId: d.userId, reason: d.reason }),
+  },
+  SessionExpired: {
+    actions: ['SESSION_EXPIRED'],
+    resource: 'session',
+    resourceId: (d) => d.sessionId,
+    webhook: null,
+    details: (d) => ({ userId: d.userId, reason: d.reason }),
+  },
+
+  SecuritySettingsUpdated: {
+    actions: ['SETTINGS_UPDATED'],
+    resource: 'settings',
+    resourceId: (d) => d.section,
+    webhook: null,
+    details: (d) => ({ section: d.section, changes: d.changes }),
+  },
+
+  TenantCreated: {
+    actions: ['TENANT_CREATED'],
+    resource: 'tenant',
+    resourceId: (d) => d.tenantId,
+    webhook: null,
+    summary: (_before, d) => ({ name: d.name, displayName: d.displayName }),
+  },
+  TenantUpdated: {
+    actions: ['TENANT_UPDATED'],
+    resource: 'tenant',
+    resourceId: (d) => d.tenantId,
+    webhook: null,
+    summary: (before, d) => merged(before, { displayName: d.displayName }),
+  },
+  TenantDeleted: { actions: ['TENANT_DELETED'], resource: 'tenant', resourceId: (d) => d.tenantId, webhook: null, summary: () => null },
+
+  // The DSL and schema are left out of summaries: large, and the model itself keeps them.
+  FgaModelCreated: {
+    actions: ['FGA_MODEL_CREATED'],
+    resource: 'fga_model',
+    resourceId: (d) => d.modelId,
+    webhook: null,
+    summary: (_before, d) => ({ name: d.name, version: d.version }),
+  },
+  FgaModelUpdated: {
+    actions: ['FGA_MODEL_UPDATED'],
+    resource: 'fga_model',
+    resourceId: (d) => d.modelId,
+    webhook: null,
+    summary: (before, d) => merged(before, d.name === undefined ? {} : { name: d.name }),
+    details: (d) => ({ dslChanged: d.dsl !== undefined }),
+  },
+  FgaModelActivated: {
+    actions: ['FGA_MODEL_ACTIVATED'],
+    resource: 'fga_model',
+    resourceId: (d) => d.modelId,
+    webhook: null,
+    details: (d) => ({ previousModelId: d.previousModelId }),
+  },
+  FgaModelDeleted: { actions: ['FGA_MODEL_DELETED'], resource: 'fga_model', resourceId: (d) => d.modelId, webhook: null, summary: () => null },
+  FgaTupleWritten: {
+    actions: ['FGA_TUPLE_WRITTEN'],
+    resource: 'fga_tuple',
+    resourceId: (d) => tupleToString(d.tuple),
+    webhook: null,
+    details: (d) => ({ modelId: d.modelId }),
+  },
+  FgaTupleDeleted: { actions: ['FGA_TUPLE_DELETED'], resource: 'fga_tuple', resourceId: (d) => tupleToString(d.tuple), webhook: null },
+
+  // Summaries leave the signing secret out: events hold it sealed, and not even its last four belong in the log.
+  WebhookCreated: {
+    actions: ['WEBHOOK_CREATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    summary: (_before, d) => ({ name: d.name, url: d.url, events: d.events, isActive: d.isActive }),
+  },
+  WebhookUpdated: {
+    actions: ['WEBHOOK_UPDATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    summary: (before, { webhookId: _id, ...changes }) => merged(before, changes),
+  },
+  WebhookSecretRotated: {
+    actions: ['WEBHOOK_SECRET_ROTATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    details: (d) => ({ previousSecretExpiresAt: d.previousSecretExpiresAt }),
+  },
+  WebhookDeactivated: {
+    actions: ['WEBHOOK_DEACTIVATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    summary: (before) => merged(before, { isActive: false }),
+    details: (d) => ({ consecutiveFailures: d.consecutiveFailures }),
+  },
+  WebhookDeleted: { actions: ['WEBHOOK_DELETED'], resource: 'webhook', resourceId: webhookId, webhook: null, summary: () => null },
+
+  ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
+  ReservationReleased: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
+};
+
+/** The rule of an event type, or null when the type is not audited (or unknown). */
+export function auditRuleOf(type: string): AuditRule<never> | null {
+  const entry = (AUDIT_MAPPING as Record<string, AuditRule<never> | NotAudited | undefined>)[type];
+  return entry && 'actions' in entry ? entry : null;
+}
+
+/** The webhook type an event is delivered as, or null (not audited, or no webhook type). */
+export function webhookTypeOf(type: string): WebhookEventType | null {
+  return auditRuleOf(type)?.webhook ?? null;
+}

@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { subjectOf, subjectToString, type RelationTuple } from '../fga/tuple.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { DomainError, validationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { tenantOf } from '../../platform/http/tenant-resolution.ts';
+import type { AuditEntry } from './entry.ts';
+import type { PermissionCheckWriter } from './permission-check-writer.ts';
+import { PERMISSION_CHECK } from './vocabulary.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on the FGA check route: each answer (or failure) becomes a PERMISSION_CHECK entry. */
+    auditsFgaCheck?: boolean;
+  }
+}
+
+/** The question an FGA check asked (its body has the tuple's fields). */
+type CheckBody = RelationTuple;
+
+const checkMetadata = (body: CheckBody) => ({
+  object: `${body.objectType}:${body.objectId}`,
+  relation: body.relation,
+  subject: subjectToString(subjectOf(body)),
+});
+
+/**
+ * PERMISSION_CHECK entries for every FGA check (its route is named by `fgaCheckUrl`) and every
+ * 403 PERMISSION_DENIED, handed to the batched writer without waiting. Must be registered before
+ * the routes it watches.
+ */
+export function registerPermissionCheckAudit(app: FastifyInstance, deps: { writer: PermissionCheckWriter; clock: Clock; fgaCheckUrl: string }): void {
+  const entry = (request: FastifyRequest, fields: Pick<AuditEntry, 'status' | 'errorCode' | 'errorMessage' | 'metadata'>): AuditEntry => {
+    const userAgent = request.headers['user-agent'];
+    return {
+      id: newId(),
+      tenantId: tenantOf(request).name,
+      action: PERMISSION_CHECK,
+      userId: request.principal?.subject ?? null,
+      resource: null,
+      resourceId: null,
+      clientIp: request.ip,
+      userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 512) : null,
+      createdAt: deps.clock.now().toISOString(),
+      ...fields,
+    };
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (route.url !== deps.fgaCheckUrl || route.method !== 'POST') return;
+    route.config = { ...route.config, auditsFgaCheck: true };
+    const answered = async (request: FastifyRequest, reply: { statusCode: number }, payload: unknown) => {
+      const data = (payload as { ok?: boolean; data?: { allowed?: boolean } }).data;
+      if (reply.statusCode === 200 && typeof data?.allowed === 'boolean') {
+        const metadata = { ...checkMetadata(request.body as CheckBody), allowed: data.allowed };
+        deps.writer.record(entry(request, { status: 'success', errorCode: null, errorMessage: null, metadata }));
+      }
+      return payload;
+    };
+    route.preSerialization = [...[route.preSerialization ?? []].flat(), answered];
+  });
+
+  app.addHook('onError', async (request, _reply, error) => {
+    if (!request.tenant) return;
+    const known = error instanceof DomainError ? error : hasZodFastifySchemaValidationErrors(error) ? validationError('Request validation failed') : null;
+    const code = known?.code ?? 'INTERNAL_ERROR';
+    const message = known?.message ?? 'Internal server error';
+    if (code === 'PERMISSION_DENIED') {
+      const metadata = { method: request.method, route: request.routeOptions.url ?? request.url };
+      deps.writer.record(entry(request, { status: 'failure', errorCode: code, errorMessage: message, metadata }));
+    } else if (request.routeOptions.config.auditsFgaCheck && request.principal) {
+      const body = request.body as Partial<CheckBody> | undefined;
+      const metadata = body?.objectType ? checkMetadata(body as CheckBody) : null;
+      deps.writer.record(entry(request, { status: 'failure', errorCode: code, errorMessage: message, metadata }));
+    }
+  });
+}

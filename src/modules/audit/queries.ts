@@ -1,0 +1,79 @@
+import type { Queryable } from '../../platform/db/pool.ts';
+import type { AuditEntry } from './entry.ts';
+
+export interface AuditLogFilter {
+  offset: number;
+  limit: number;
+  action?: string | undefined;
+  userId?: string | undefined;
+  /** Inclusive bounds. */
+  from?: Date | undefined;
+  to?: Date | undefined;
+  excludeActions: string[];
+}
+
+export type AuditLogItem = Omit<AuditEntry, 'tenantId'>;
+
+interface AuditRow {
+  id: string;
+  action: string;
+  user_id: string | null;
+  resource: string | null;
+  resource_id: string | null;
+  status: AuditEntry['status'];
+  error_code: string | null;
+  error_message: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+  metadata: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+const toItem = (row: AuditRow): AuditLogItem => ({
+  id: row.id,
+  action: row.action,
+  userId: row.user_id,
+  resource: row.resource,
+  resourceId: row.resource_id,
+  status: row.status,
+  errorCode: row.error_code,
+  errorMessage: row.error_message,
+  clientIp: row.client_ip,
+  userAgent: row.user_agent,
+  metadata: row.metadata,
+  createdAt: row.created_at.toISOString(),
+});
+
+/** Reads of the audit log, newest first, always within one tenant. */
+export function auditQueries(db: Queryable) {
+  return {
+    async list(tenant: string, filter: AuditLogFilter): Promise<{ items: AuditLogItem[]; total: number }> {
+      const params: unknown[] = [tenant];
+      const where = ['tenant_id = $1'];
+      const add = (condition: (param: string) => string, value: unknown) => {
+        params.push(value);
+        where.push(condition(`$${params.length}`));
+      };
+      if (filter.action !== undefined) add((p) => `action = ${p}`, filter.action);
+      if (filter.userId !== undefined) add((p) => `user_id = ${p}`, filter.userId);
+      if (filter.from) add((p) => `created_at >= ${p}`, filter.from);
+      // Inclusive to the millisecond: everything before the next millisecond.
+      if (filter.to) add((p) => `created_at < ${p}`, new Date(filter.to.getTime() + 1));
+      // One `<>` per action (not `<> all(array)`): the planner can then match the partial index
+      // that leaves PERMISSION_CHECK out.
+      for (const action of filter.excludeActions) add((p) => `action <> ${p}`, action);
+      const condition = where.join(' and ');
+      const [page, count] = await Promise.all([
+        db.query<AuditRow>(
+          `select id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at
+             from audit_log where ${condition} order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`,
+          params,
+        ),
+        db.query<{ total: string }>(`select count(*) as total from audit_log where ${condition}`, params),
+      ]);
+      return { items: page.rows.map(toItem), total: Number(count.rows[0]?.total ?? 0) };
+    },
+  };
+}
+
+export type AuditQueries = ReturnType<typeof auditQueries>;

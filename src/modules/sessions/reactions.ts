@@ -1,0 +1,35 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import { commandEach, defineReaction } from '../../platform/reactions/reaction.ts';
+import type { UserDeleted } from '../users/events.ts';
+import { loadUser } from '../users/load.ts';
+import type { SessionCommands } from './commands.ts';
+import type { SessionStarted } from './events.ts';
+import type { SessionQueries } from './queries.ts';
+
+/**
+ * A deleted user keeps no session. UserDeleted revokes those the read model shows once it has
+ * passed the deletion; a login that read the user just before the deletion may still start a
+ * session after it (a later position the read model had not shown), so every SessionStarted of a
+ * user already deleted is revoked too. Between the two, nothing escapes.
+ */
+export function sessionReactions(deps: { store: EventStore; commands: SessionCommands; queries: SessionQueries }) {
+  const revoke = (sessionIds: string[], context: CommandContext) =>
+    commandEach(sessionIds, (sessionId) => deps.commands.revoke(context.tenantId, sessionId, 'user_deleted', context));
+
+  return defineReaction({
+    name: 'session-revocations',
+    handlers: {
+      UserDeleted: async (event, { command, readModelsPassed }) => {
+        await readModelsPassed(['sessions']);
+        const { userId } = event.data as UserDeleted['data'];
+        return revoke(await deps.queries.allOf(command.tenantId, userId), command);
+      },
+      SessionStarted: async (event, { command }) => {
+        const { sessionId, userId } = event.data as SessionStarted['data'];
+        const user = await loadUser(deps.store, command.tenantId, userId);
+        return user.status === 'deleted' ? revoke([sessionId], command) : 0n;
+      },
+    },
+  });
+}

@@ -1,0 +1,93 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Logger } from 'pino';
+import type { EventStore } from '../eventstore/port.ts';
+import { lastPosition } from '../commands/handle-command.ts';
+import type { ProjectionRunner } from './runner.ts';
+
+/** One append of a request: where it ended in the global log and which event types it wrote. */
+export interface Write {
+  position: bigint;
+  types: string[];
+}
+
+/** The appends made while serving one request. */
+export class WriteLog {
+  readonly writes: Write[] = [];
+}
+
+const currentLog = new AsyncLocalStorage<WriteLog>();
+
+/** Runs `work` (a route handler) so that every append it causes, on any path, is logged in `log`. */
+export const recordingWrites = <T>(log: WriteLog, work: () => Promise<T>): Promise<T> => currentLog.run(log, work);
+
+/**
+ * The event store as the modules see it: each append also lands in the write log of the request
+ * that caused it (if any). Every append path goes through the store, so none can forget to report.
+ */
+export function reportingAppends(store: EventStore): EventStore {
+  const report = (position: bigint, types: string[]) => currentLog.getStore()?.writes.push({ position, types });
+  return {
+    async append(streamId, events, expectedRevision) {
+      const result = await store.append(streamId, events, expectedRevision);
+      report(result.position, events.map((e) => e.type));
+      return result;
+    },
+    async appendMulti(appends) {
+      const results = await store.appendMulti(appends);
+      report(lastPosition(results), appends.flatMap((a) => a.events.map((e) => e.type)));
+      return results;
+    },
+    readStream: (streamId, fromRevision) => store.readStream(streamId, fromRevision),
+    readAll: (after, limit) => store.readAll(after, limit),
+    subscribeToAll: (options) => store.subscribeToAll(options),
+    headPosition: () => store.headPosition(),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * Read-your-writes without lists of names: which projections a write concerns is derived from the
+ * projections' handler tables. Waits are bounded (READ_YOUR_WRITES_TIMEOUT_MS); past the bound the
+ * answer goes out anyway, and the lag is logged.
+ */
+export class ReadYourWrites {
+  constructor(
+    private readonly runner: ProjectionRunner,
+    private readonly timeoutMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Before a route answers: every projection that handles a type the request appended. */
+  settle(log: WriteLog): Promise<void> {
+    return this.wait(log.writes);
+  }
+
+  /** Before a query of `readModel` runs inside a request: that projection has passed the request's writes. */
+  async readModel(readModel: string): Promise<void> {
+    const writes = currentLog.getStore()?.writes;
+    if (writes?.length) await this.wait(writes, readModel);
+  }
+
+  private async wait(writes: Write[], readModel?: string): Promise<void> {
+    if (writes.length === 0) return;
+    const caughtUp = await this.runner.waitForWrites(writes, this.timeoutMs, readModel);
+    if (!caughtUp) this.logger.warn({ position: String(lastPosition(writes)), readModel }, 'read models lag behind a write');
+  }
+}
+
+type Queries = Record<string, (...args: never[]) => Promise<unknown>>;
+
+/**
+ * Queries declared with the read model they read: inside a request that has written, each first
+ * waits (bounded) until that projection has passed the request's writes.
+ */
+export function readModelQueries<Q extends Queries>(readModel: string, consistency: ReadYourWrites, queries: Q): Q {
+  const waited = Object.entries(queries).map(([name, query]) => [
+    name,
+    async (...args: never[]) => {
+      await consistency.readModel(readModel);
+      return query.apply(queries, args);
+    },
+  ]);
+  return Object.fromEntries(waited) as Q;
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { EventCatalogue } from '../../../src/platform/events/catalogue.ts';
+import { defineEvent } from '../../../src/platform/events/define-event.ts';
+
+describe('event definitions and the catalogue', () => {
+  it('refuses declarations that name no field, or versions without an upcaster', () => {
+    const data = z.strictObject({ email: z.string(), roles: z.array(z.strictObject({ name: z.string() })) });
+    expect(() => defineEvent({ type: 'X', data, personal: ['mail'] })).toThrow('X: sensitive or personal paths name no field of its schema: mail');
+    expect(() => defineEvent({ type: 'X', data, sensitive: ['roles[].id'] })).toThrow('roles[].id');
+    expect(() => defineEvent({ type: 'X', data, personal: ['email', 'roles[].name'] })).not.toThrow();
+    expect(() => defineEvent({ type: 'X', version: 3, data, upcasters: { 1: (d) => d } })).toThrow('X v3: no upcaster from version 2');
+  });
+
+  it('strips sensitive fields at any depth and leaves the rest', () => {
+    const definition = defineEvent({
+      type: 'Enrolled',
+      data: z.strictObject({ userId: z.string(), factors: z.array(z.strictObject({ label: z.string(), sealedSeed: z.string() })), secret: z.string().nullable() }),
+      sensitive: ['factors[].sealedSeed', 'secret'],
+    });
+    const catalogue = new EventCatalogue([definition]);
+    const event = { id: 'e', type: 'Enrolled', streamId: 's', revision: 0n, position: 1n, metadata: { tenantId: 't', actor: 'a', occurredAt: 'now' } };
+    const data = { userId: 'u', factors: [{ label: 'phone', sealedSeed: 'x' }, { label: 'key', sealedSeed: 'y' }], secret: 's' };
+    expect(catalogue.publicData({ ...event, data })).toEqual({ userId: 'u', factors: [{ label: 'phone' }, { label: 'key' }] });
+    expect(data.factors[0]).toEqual({ label: 'phone', sealedSeed: 'x' });
+    expect(() => catalogue.publicData({ ...event, type: 'Unknown', data })).toThrow('not in the event catalogue');
+  });
+});

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveredMessage, Subscription } from '../../src/platform/bus/port.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { PLATFORM, startTestService, type TestService } from '../support/service.ts';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
+
+/** A value no code would produce by chance: any hit in storage or logs is a leak of that secret. */
+const distinctive = (label: string) => `${label}-${randomBytes(9).toString('base64url')}-Zq9!`;
+/** The part of an opaque token `<id>.<secret>` that proves possession (the id may be stored). */
+const secretPart = (token: string) => token.slice(token.lastIndexOf('.') + 1);
+
+/**
+ * A full account flow with distinctive secret values, then a search of everything the service
+ * keeps or sends on: its log (at trace level), every event in the store, every table of the
+ * database (read models, inbox, checkpoints, the event table itself) and every bus message.
+ * E-mail is the one channel a link's token is meant to travel through, so the mailbox is not searched.
+ */
+describe('secrets never leak into logs, events, tables or the bus', () => {
+  let t: TestService;
+  let smtp: TestSmtpServer;
+  let subscription: Subscription;
+  const logLines: string[] = [];
+  const busMessages: DeliveredMessage[] = [];
+  const secrets = new Map<string, string>();
+  const remember = (label: string, value: string) => {
+    secrets.set(label, value);
+    return value;
+  };
+
+  const post = (url: string, body: unknown, token?: string) => t.request({ method: 'POST', url, tenant: PLATFORM, body, ...(token ? { token } : {}) });
+  const mailedToken = async (url: string, email: string, subject: string) => {
+    const before = smtp.messages.length;
+    await post(url, { email });
+    const mail = await smtp.waitForMessage((m) => smtp.messages.indexOf(m) >= before && m.subject === subject);
+    return new URL(/https?:\/\/\S+/.exec(mail.text!)![0]).searchParams.get('token')!;
+  };
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(chunk.toString());
+        done();
+      },
+    });
+    t = await startTestService({ env: { SMTP_URL: smtp.url }, logger: createLogger('trace', sink) });
+    subscription = await t.service.bus.subscribe({
+      groupId: 'leak-search',
+      topic: 'iam.events',
+      fromBeginning: true,
+      handler: async (messages) => void busMessages.push(...messages),
+    });
+  });
+  afterAll(async () => {
+    await subscription?.close();
+    await t?.close();
+    await smtp?.close();
+  });
+
+  it('runs the flow, then finds none of its secrets anywhere', async () => {
+    const admin = await t.token({ sub: 'admin', tenant: PLATFORM, roles: ['admin'] });
+    const email = 'leak@p.test';
+    const created = await post('/api/users', { email, password: remember('initial password', distinctive('Pw1')) }, admin);
+    expect(created.status).toBe(201);
+
+    const login = await post('/api/auth/login', { email, password: secrets.get('initial password') });
+    expect(login.status).toBe(200);
+    remember('access token', login.body.data.accessToken);
+    remember('refresh token', secretPart(login.body.data.refreshToken));
+    const refreshed = await post('/api/auth/token', { grant_type: 'refresh_token', refresh_token: login.body.data.refreshToken });
+    expect(refreshed.status).toBe(200);
+    remember('rotated refresh token', secretPart(refreshed.body.refresh_token));
+
+    const wrong = await post('/api/auth/login', { email, password: remember('mistyped password', distinctive('Wrong')) });
+    expect(wrong.status).toBe(401);
+
+    const changed = await post(
+      '/api/auth/change-password',
+      { currentPassword: secrets.get('initial password'), newPassword: remember('changed password', distinctive('Pw2')) },
+      refreshed.body.access_token,
+    );
+    expect(changed.status).toBe(200);
+
+    const reset = remember('reset link', await mailedToken('/api/auth/forgot-password', email, 'Reset your password'));
+    expect((await post('/api/auth/reset-password', { token: reset, newPassword: remember('reset password', distinctive('Pw3')) })).status).toBe(200);
+    secrets.set('reset link', secretPart(reset));
+
+    const magic = await mailedToken('/api/auth/magic-link', email, 'Your sign-in link');
+    expect((await post('/api/auth/magic-link/verify', { token: magic })).status).toBe(200);
+    remember('magic link', secretPart(magic));
+
+    const signup = await post('/api/auth/signup', { email: 'signup@p.test', password: remember('signup password', distinctive('Pw4')) });
+    expect(signup.status).toBe(201);
+    remember('signup refresh token', secretPart(signup.body.data.refreshToken));
+
+    // Everything written so far has reached the bus.
+    const head = await t.store.headPosition();
+    await expect.poll(() => busMessages.some((m) => BigInt(m.value.position) >= head), { timeout: 10_000 }).toBe(true);
+    await t.service.background.drain();
+
+    const places: Record<string, string> = {
+      log: logLines.join(''),
+      bus: JSON.stringify(busMessages),
+      events: JSON.stringify(await allEvents(t), (_key, value) => (typeof value === 'bigint' ? String(value) : value)),
+      ...(await everyTable(t)),
+    };
+    expect(logLines.filter((line) => line.includes('request completed')).length).toBeGreaterThan(8);
+    expect(Object.keys(places)).toEqual(expect.arrayContaining(['table users', 'table sessions', 'table events']));
+
+    const leaks = [...secrets].flatMap(([label, secret]) =>
+      Object.entries(places).filter(([, text]) => text.includes(secret)).map(([place]) => `${label} in ${place}`),
+    );
+    expect(leaks).toEqual([]);
+  });
+});
+
+async function allEvents(t: TestService) {
+  const events = [];
+  for (let after = 0n; ; ) {
+    const batch = await t.store.readAll(after, 1000);
+    if (batch.length === 0) return events;
+    events.push(...batch);
+    after = batch.at(-1)!.position;
+  }
+}
+
+/** Every table of the service's schema as text, one place per table. */
+async function everyTable(t: TestService): Promise<Record<string, string>> {
+  const { rows } = await t.db.pool.query<{ name: string }>("select tablename as name from pg_tables where schemaname = 'public'");
+  const dumps: Record<string, string> = {};
+  for (const { name } of rows) {
+    const dump = await t.db.pool.query<{ text: string | null }>(`select string_agg(t::text, E'\\n') as text from "${name}" t`);
+    dumps[`table ${name}`] = dump.rows[0]?.text ?? '';
+  }
+  return dumps;
+}
