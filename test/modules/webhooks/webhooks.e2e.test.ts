@@ -44,6 +44,13 @@ describe('webhook subscriptions over HTTP', () => {
     expect(list.body.data.find((hook: { id: string }) => hook.id === created.body.data.id).signingSecret).toBe(masked);
     const { rows } = await t.db.pool.query("select count(*)::int as n from events where data::text like '%' || $1 || '%'", [secret.slice(6)]);
     expect(rows[0].n).toBe(0);
+
+    const audit = await call('GET', '/api/logs/audit?action=WEBHOOK_CREATED');
+    const entry = audit.body.data.find((item: { resourceId: string }) => item.resourceId === created.body.data.id);
+    // The audit entry summarises the subscription without any part of its secret.
+    expect(entry).toMatchObject({ resource: 'webhook', status: 'success' });
+    expect(entry.metadata.after).toEqual({ name: 'crm', url: receiver.url, events: ['user.created', 'role.unassigned'], isActive: true });
+    expect(JSON.stringify(entry)).not.toMatch(/secret|whsec_/i);
   });
 
   it('refuses http URLs, internal and metadata addresses, and unknown event types with 400 VALIDATION_ERROR', async () => {
