@@ -2,9 +2,18 @@ import type { FgaModelActivated, FgaModelCreated, FgaModelDeleted, FgaModelUpdat
 import { FGA_PROJECTION } from '../src/modules/fga/serving/tuple-snapshot.ts';
 import type { FgaTupleDeleted, FgaTupleWritten } from '../src/modules/fga/tuples/events.ts';
 import type { RelationTuple } from '../src/modules/fga/tuple.ts';
+import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 const tupleKey = (tenant: string, t: RelationTuple) => [tenant, t.objectType, t.objectId, t.relation, t.subjectType, t.subjectId, t.subjectRelation ?? ''];
+
+/** The key columns of a run of tuple events, one array per column (for unnest). */
+function keyColumns(events: RecordedEvent[]): string[][] {
+  const keys = events.map((event) => tupleKey(event.metadata.tenantId, (event.data as FgaTupleWritten['data'] | FgaTupleDeleted['data']).tuple));
+  return keys[0]!.map((_, column) => keys.map((key) => key[column]!));
+}
+
+const KEY_TYPES = '$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]';
 
 /**
  * Read models `fga_models` and `fga_tuples` (migration 0007). The in-memory tuple indexes load
@@ -41,20 +50,28 @@ export const fgaProjection = defineProjection({
       const { modelId } = event.data as FgaModelDeleted['data'];
       await tx.query('delete from fga_models where tenant_id = $1 and id = $2', [event.metadata.tenantId, modelId]);
     },
-    FgaTupleWritten: async (event, tx) => {
-      const { tuple } = event.data as FgaTupleWritten['data'];
+  },
+  // Bulk writes append thousands of tuple events in a row: one statement per run.
+  batchHandlers: {
+    FgaTupleWritten: async (events, tx) => {
+      // In position order, so that of two writes of one tuple the first one's created_at stays.
       await tx.query(
         `insert into fga_tuples (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing`,
-        [...tupleKey(event.metadata.tenantId, tuple), event.metadata.occurredAt],
+         select k.tenant_id, k.object_type, k.object_id, k.relation, k.subject_type, k.subject_id, k.subject_relation, k.created_at
+           from unnest(${KEY_TYPES}, $8::timestamptz[]) with ordinality
+                as k(tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at, n)
+          order by k.n
+         on conflict do nothing`,
+        [...keyColumns(events), events.map((event) => event.metadata.occurredAt)],
       );
     },
-    FgaTupleDeleted: async (event, tx) => {
-      const { tuple } = event.data as FgaTupleDeleted['data'];
+    FgaTupleDeleted: async (events, tx) => {
       await tx.query(
-        `delete from fga_tuples where tenant_id = $1 and object_type = $2 and object_id = $3 and relation = $4
-            and subject_type = $5 and subject_id = $6 and subject_relation = $7`,
-        tupleKey(event.metadata.tenantId, tuple),
+        `delete from fga_tuples t
+          using unnest(${KEY_TYPES}) as k(tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation)
+          where t.tenant_id = k.tenant_id and t.object_type = k.object_type and t.object_id = k.object_id and t.relation = k.relation
+            and t.subject_type = k.subject_type and t.subject_id = k.subject_id and t.subject_relation = k.subject_relation`,
+        keyColumns(events),
       );
     },
   },

@@ -1,17 +1,25 @@
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import type { SessionExpired, SessionRefreshed, SessionRevoked, SessionStarted, SessionUsed } from '../src/modules/sessions/events.ts';
 import { deviceLabel } from '../src/modules/sessions/device-label.ts';
+import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 const addSeconds = (iso: string, seconds: number) => new Date(new Date(iso).getTime() + seconds * 1000).toISOString();
 
-/** Activity moves updatedAt and the idle deadline with it. */
-async function markUsed(tx: PoolClient, tenant: string, sessionId: string, at: string): Promise<void> {
-  await tx.query(
-    `update sessions set updated_at = $3, idle_expires_at = $3::timestamptz + (idle_expires_at - updated_at)
-      where tenant_id = $1 and id = $2 and updated_at < $3`,
-    [tenant, sessionId, at],
-  );
+/**
+ * Activity moves updatedAt and the idle deadline with it. A run of activity events leaves each
+ * session at its latest moment, as applying them one by one (each only if newer) would.
+ */
+function markUsed(at: (event: RecordedEvent) => { sessionId: string; at: string }) {
+  return async (events: RecordedEvent[], tx: PoolClient): Promise<void> => {
+    const uses = events.map(at);
+    await tx.query(
+      `update sessions s set updated_at = u.at, idle_expires_at = u.at + (s.idle_expires_at - s.updated_at)
+         from (select tenant_id, id, max(at) as at from unnest($1::text[], $2::uuid[], $3::timestamptz[]) as x(tenant_id, id, at) group by 1, 2) u
+        where s.tenant_id = u.tenant_id and s.id = u.id and s.updated_at < u.at`,
+      [events.map((event) => event.metadata.tenantId), uses.map((use) => use.sessionId), uses.map((use) => use.at)],
+    );
+  };
 }
 
 /** Read model `sessions` (migration 0006). */
@@ -19,22 +27,6 @@ export const sessionsProjection = defineProjection({
   name: 'sessions',
   tables: ['sessions'],
   handlers: {
-    SessionStarted: async (event, tx) => {
-      const d = event.data as SessionStarted['data'];
-      await tx.query(
-        `insert into sessions (tenant_id, id, user_id, ip_address, user_agent, device, created_at, updated_at, expires_at, idle_expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) on conflict do nothing`,
-        [event.metadata.tenantId, d.sessionId, d.userId, d.ipAddress, d.userAgent, deviceLabel(d.userAgent), d.startedAt, d.expiresAt, addSeconds(d.startedAt, d.idleTimeoutSeconds)],
-      );
-    },
-    SessionRefreshed: async (event, tx) => {
-      const { sessionId, refreshedAt } = event.data as SessionRefreshed['data'];
-      await markUsed(tx, event.metadata.tenantId, sessionId, refreshedAt);
-    },
-    SessionUsed: async (event, tx) => {
-      const { sessionId, usedAt } = event.data as SessionUsed['data'];
-      await markUsed(tx, event.metadata.tenantId, sessionId, usedAt);
-    },
     SessionRevoked: async (event, tx) => {
       const d = event.data as SessionRevoked['data'];
       await tx.query('update sessions set revoked = true, revoked_reason = $3, updated_at = $4 where tenant_id = $1 and id = $2', [
@@ -48,5 +40,38 @@ export const sessionsProjection = defineProjection({
       const d = event.data as SessionExpired['data'];
       await tx.query('update sessions set expired_at = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, d.sessionId, d.expiredAt]);
     },
+  },
+  // Logins and refresh grants: the hot events.
+  batchHandlers: {
+    SessionStarted: async (events, tx) => {
+      const started = events.map((event) => event.data as SessionStarted['data']);
+      await tx.query(
+        `insert into sessions (tenant_id, id, user_id, ip_address, user_agent, device, created_at, updated_at, expires_at, idle_expires_at)
+         select s.tenant_id, s.id, s.user_id, s.ip_address, s.user_agent, s.device, s.started_at, s.started_at, s.expires_at, s.idle_expires_at
+           from unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[])
+                with ordinality as s(tenant_id, id, user_id, ip_address, user_agent, device, started_at, expires_at, idle_expires_at, n)
+          order by s.n
+         on conflict do nothing`,
+        [
+          events.map((event) => event.metadata.tenantId),
+          started.map((d) => d.sessionId),
+          started.map((d) => d.userId),
+          started.map((d) => d.ipAddress),
+          started.map((d) => d.userAgent),
+          started.map((d) => deviceLabel(d.userAgent)),
+          started.map((d) => d.startedAt),
+          started.map((d) => d.expiresAt),
+          started.map((d) => addSeconds(d.startedAt, d.idleTimeoutSeconds)),
+        ],
+      );
+    },
+    SessionRefreshed: markUsed((event) => {
+      const { sessionId, refreshedAt } = event.data as SessionRefreshed['data'];
+      return { sessionId, at: refreshedAt };
+    }),
+    SessionUsed: markUsed((event) => {
+      const { sessionId, usedAt } = event.data as SessionUsed['data'];
+      return { sessionId, at: usedAt };
+    }),
   },
 });

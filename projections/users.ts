@@ -22,19 +22,6 @@ export const usersProjection = defineProjection({
   name: 'users',
   tables: ['users', 'user_roles'],
   handlers: {
-    UserCreated: async (event, tx) => {
-      const d = event.data as UserCreated['data'];
-      const { tenantId, occurredAt } = event.metadata;
-      await tx.query(
-        `insert into users (tenant_id, id, email, username, first_name, last_name, enabled, email_verified, created_at, updated_at, search)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, lower(concat_ws(' ', $3::text, $4::text, $5::text, $6::text)))
-         on conflict do nothing`,
-        [tenantId, d.userId, d.email, d.username, d.firstName, d.lastName, d.enabled, d.emailVerified, occurredAt],
-      );
-      for (const role of d.roles) {
-        await tx.query('insert into user_roles values ($1, $2, $3) on conflict do nothing', [tenantId, d.userId, role.id]);
-      }
-    },
     UserProfileUpdated: async (event, tx) => {
       const { userId, ...changes } = event.data as UserProfileUpdated['data'];
       const columns = { email: 'email', username: 'username', firstName: 'first_name', lastName: 'last_name' } as const;
@@ -63,14 +50,6 @@ export const usersProjection = defineProjection({
       const { userId, role } = event.data as UserRoleRemoved['data'];
       await tx.query('delete from user_roles where tenant_id = $1 and user_id = $2 and role_id = $3', [event.metadata.tenantId, userId, role.id]);
     },
-    LoginSucceeded: async (event, tx) => {
-      const { userId } = event.data as LoginSucceeded['data'];
-      await tx.query('update users set last_login_at = $3 where tenant_id = $1 and id = $2', [
-        event.metadata.tenantId,
-        userId,
-        event.metadata.occurredAt,
-      ]);
-    },
     AccountLocked: async (event, tx) => {
       const { userId, lockedUntil } = event.data as AccountLocked['data'];
       await tx.query('update users set locked_until = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId, lockedUntil]);
@@ -78,6 +57,54 @@ export const usersProjection = defineProjection({
     AccountUnlocked: async (event, tx) => {
       const { userId } = event.data as AccountUnlocked['data'];
       await tx.query('update users set locked_until = null where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId]);
+    },
+  },
+  // Sign-ups, imports and logins: the hot events.
+  batchHandlers: {
+    UserCreated: async (events, tx) => {
+      const created = events.map((event) => ({ tenantId: event.metadata.tenantId, at: event.metadata.occurredAt, ...(event.data as UserCreated['data']) }));
+      await tx.query(
+        `insert into users (tenant_id, id, email, username, first_name, last_name, enabled, email_verified, created_at, updated_at, search)
+         select u.tenant_id, u.id, u.email, u.username, u.first_name, u.last_name, u.enabled, u.email_verified, u.at, u.at,
+                lower(concat_ws(' ', u.email, u.username, u.first_name, u.last_name))
+           from unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::boolean[], $9::timestamptz[])
+                with ordinality as u(tenant_id, id, email, username, first_name, last_name, enabled, email_verified, at, n)
+          order by u.n
+         on conflict do nothing`,
+        [
+          created.map((d) => d.tenantId),
+          created.map((d) => d.userId),
+          created.map((d) => d.email),
+          created.map((d) => d.username),
+          created.map((d) => d.firstName),
+          created.map((d) => d.lastName),
+          created.map((d) => d.enabled),
+          created.map((d) => d.emailVerified),
+          created.map((d) => d.at),
+        ],
+      );
+      const roles = created.flatMap((d) => d.roles.map((role) => [d.tenantId, d.userId, role.id] as const));
+      if (roles.length === 0) return;
+      await tx.query('insert into user_roles select * from unnest($1::text[], $2::uuid[], $3::uuid[]) on conflict do nothing', [
+        roles.map((r) => r[0]),
+        roles.map((r) => r[1]),
+        roles.map((r) => r[2]),
+      ]);
+    },
+    // The last login of each user in the run is the one that stays.
+    LoginSucceeded: async (events, tx) => {
+      const last = new Map(events.map((event) => [`${event.metadata.tenantId}\n${(event.data as LoginSucceeded['data']).userId}`, event]));
+      const logins = [...last.values()];
+      await tx.query(
+        `update users set last_login_at = l.at
+           from unnest($1::text[], $2::uuid[], $3::timestamptz[]) as l(tenant_id, id, at)
+          where users.tenant_id = l.tenant_id and users.id = l.id`,
+        [
+          logins.map((event) => event.metadata.tenantId),
+          logins.map((event) => (event.data as LoginSucceeded['data']).userId),
+          logins.map((event) => event.metadata.occurredAt),
+        ],
+      );
     },
   },
 });

@@ -1,7 +1,7 @@
 import type { WebhookCreated, WebhookDeactivated, WebhookDeleted, WebhookSecretRotated, WebhookUpdated } from '../src/modules/webhooks/events.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
-/** Read model `webhooks` (migration 0014), keyed by (tenant_id, id). */
+/** Read model `webhooks` (migration 0015), keyed by (tenant_id, id). */
 export const webhooksProjection = defineProjection({
   name: 'webhooks',
   tables: ['webhooks'],

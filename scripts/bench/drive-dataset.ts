@@ -4,6 +4,12 @@
  * ~1,010,000 tuples, deterministic (same seed, same tuples, same samples).
  */
 import type { CheckRequest } from '../../src/modules/fga/engine/authorization-engine.ts';
+import { parseTuple } from '../../src/modules/fga/tuple.ts';
+import { tupleStreamId } from '../../src/modules/fga/tuples/events.ts';
+import { systemClock } from '../../src/platform/clock.ts';
+import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
+import type { EventStore, StreamAppend } from '../../src/platform/eventstore/port.ts';
+import { fmt } from './support.ts';
 
 export const DRIVE_MODEL = `
 model
@@ -65,6 +71,11 @@ export function driveTuples(add: (text: string) => void): void {
   }
   // alice sees exactly 1,000 documents: 880 under her team's folder tree (root > 8 folders > 10
   // folders each > 11 documents each), 20 shared with her directly and the 100 public ones.
+  aliceTuples(add);
+}
+
+/** The few hundred tuples through which alice sees her documents (2 nested groups, 3 folder levels). */
+export function aliceTuples(add: (text: string) => void): void {
   add('group:alice-team#member@user:alice');
   add('group:alice-org#member@group:alice-team#member');
   add('folder:alice-root#viewer@group:alice-org#member');
@@ -88,3 +99,45 @@ export const viewerCheck = (user: string, document: string): CheckRequest => ({
 
 /** A document alice sees through 2 nested groups and 3 folder levels. */
 export const aliceDocument = (): string => `alice-doc${pick(8)}-${pick(10)}-${pick(11)}`;
+
+type Inject = (method: string, url: string, body?: unknown, token?: string) => Promise<{ data: { id: string } }>;
+
+/** Creates and activates the Drive model through the API; answers its id. */
+export async function activateDriveModel(inject: Inject, token: string): Promise<string> {
+  const modelId = (await inject('POST', '/api/fga/models', { name: 'drive', dsl: DRIVE_MODEL }, token)).data.id;
+  await inject('POST', `/api/fga/models/${modelId}/activate`, {}, token);
+  return modelId;
+}
+
+/**
+ * Appends one FgaTupleWritten per tuple stream (the events the API appends), `batch` streams per
+ * multi-stream append, `appenders` appends at a time; answers the last position.
+ */
+export async function appendTuples(
+  store: EventStore,
+  tenant: string,
+  modelId: string,
+  texts: string[],
+  { batch = 1000, appenders = 3, progress = false } = {},
+): Promise<bigint> {
+  const context = { tenantId: tenant, actor: 'bench' };
+  let next = 0;
+  let last = 0n;
+  await Promise.all(
+    Array.from({ length: appenders }, async () => {
+      while (next < texts.length) {
+        const start = next;
+        next += batch;
+        const appends: StreamAppend[] = texts.slice(start, next).map((text) => {
+          const tuple = parseTuple(text);
+          const events = toNewEvents([{ type: 'FgaTupleWritten', data: { tuple, modelId } }], context, systemClock);
+          return { streamId: tupleStreamId(tenant, tuple), expectedRevision: 'no_stream', events };
+        });
+        const results = await store.appendMulti(appends);
+        for (const { position } of results) if (position > last) last = position;
+        if (progress && next % 100_000 < batch) process.stdout.write(`  ${fmt(Math.min(next, texts.length))} appended\r`);
+      }
+    }),
+  );
+  return last;
+}

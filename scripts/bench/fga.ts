@@ -8,14 +8,8 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { tupleStreamId } from '../../src/modules/fga/tuples/events.ts';
-import { parseTuple } from '../../src/modules/fga/tuple.ts';
 import type { CheckRequest } from '../../src/modules/fga/engine/authorization-engine.ts';
-import { systemClock } from '../../src/platform/clock.ts';
-import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
-import type { StreamAppend } from '../../src/platform/eventstore/port.ts';
-import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
-import { aliceDocument, DOCUMENTS, DRIVE_MODEL, driveTuples, pick, USERS, viewerCheck } from './drive-dataset.ts';
+import { activateDriveModel, aliceDocument, appendTuples, DOCUMENTS, driveTuples, pick, USERS, viewerCheck } from './drive-dataset.ts';
 import { httpLoad } from './http-load.ts';
 import { benchService, timed } from './service.ts';
 import { fmt } from './support.ts';
@@ -31,30 +25,6 @@ const heapMb = () => {
   return process.memoryUsage().heapUsed / 1e6;
 };
 
-/** Appends one FgaTupleWritten per tuple stream, BATCH streams per transaction, APPENDERS at a time. */
-async function seed(store: PostgresEventStore, modelId: string, texts: string[]): Promise<bigint> {
-  const context = { tenantId: TENANT, actor: 'bench' };
-  let next = 0;
-  let last = 0n;
-  await Promise.all(
-    Array.from({ length: APPENDERS }, async () => {
-      while (next < texts.length) {
-        const start = next;
-        next += BATCH;
-        const appends: StreamAppend[] = texts.slice(start, next).map((text) => {
-          const tuple = parseTuple(text);
-          const events = toNewEvents([{ type: 'FgaTupleWritten', data: { tuple, modelId } }], context, systemClock);
-          return { streamId: tupleStreamId(TENANT, tuple), expectedRevision: 'no_stream', events };
-        });
-        const results = await store.appendMulti(appends);
-        for (const { position } of results) if (position > last) last = position;
-        if (next % 100_000 < BATCH) process.stdout.write(`  ${fmt(Math.min(next, texts.length))} appended\r`);
-      }
-    }),
-  );
-  return last;
-}
-
 async function main(): Promise<void> {
   // The relay would publish every seeded event to the in-process bus: not what is measured here.
   const bench = await benchService({ IAM_RELAY_ENABLED: 'false' });
@@ -69,15 +39,14 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   const token = (await service.tokens.issue({ sub: 'bench', tid: TENANT, roles: ['admin'], acr: 'aal1', amr: ['pwd'] }, 3600)).token;
   console.log(`fga benchmark (node ${process.version}), tenant '${TENANT}', Google-Drive-like model`);
 
-  const modelId = (await inject('POST', '/api/fga/models', { name: 'drive', dsl: DRIVE_MODEL }, token)).data.id;
-  await inject('POST', `/api/fga/models/${modelId}/activate`, {}, token);
+  const modelId = await activateDriveModel(inject, token);
 
   const unique = new Set<string>();
   driveTuples((text) => unique.add(text));
   const texts = [...unique];
   unique.clear();
   const seeding = performance.now();
-  const last = await seed(store, modelId, texts);
+  const last = await appendTuples(store, TENANT, modelId, texts, { batch: BATCH, appenders: APPENDERS, progress: true });
   const appendSeconds = (performance.now() - seeding) / 1000;
   console.log(`seeded ${fmt(texts.length)} tuples as events in ${fmt(appendSeconds, 1)} s (${fmt(texts.length / appendSeconds)} tuples/s, ${BATCH} streams per append, ${APPENDERS} appenders)`);
   texts.length = 0;

@@ -52,6 +52,8 @@ export const platformErrorStatuses = {
   /** An append that fits no event schema: a programming error, refused before anything is written. */
   EVENT_SCHEMA_VIOLATION: 500,
   REQUEST_TIMEOUT: 503,
+  /** PostgreSQL cannot be reached right now (src/platform/db/unavailable.ts); Retry-After: 1. */
+  SERVICE_UNAVAILABLE: 503,
 } as const satisfies ErrorStatuses;
 
 export const platformError = domainErrors(platformErrorStatuses);

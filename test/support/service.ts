@@ -31,6 +31,40 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** Requests through fastify's inject, with the tenant, token and JSON body headers filled in. */
+export function requestThrough(service: Service): TestService['request'] {
+  return async ({ method, url, tenant, token, body, headers = {}, remoteAddress }) => {
+    const response = await service.app.inject({
+      method: method as 'GET',
+      url,
+      headers: {
+        ...(tenant ? { 'x-tenant': tenant } : {}),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      ...(remoteAddress ? { remoteAddress } : {}),
+    });
+    const text = response.body;
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON (metrics, downloads): keep the text
+    }
+    return { status: response.statusCode, body: parsed, headers: response.headers };
+  };
+}
+
+/** Real access tokens signed by the service's key ring. */
+export function tokenOf(service: Service): TestService['token'] {
+  return async ({ sub, tenant, roles, sid }) => {
+    const { token } = await service.tokens.issue({ sub, tid: tenant, roles, acr: 'aal1', amr: ['pwd'], ...(sid ? { sid } : {}) }, 900);
+    return token;
+  };
+}
+
 /** The real service (all modules, projections, routes) on a private database, driven in-process. */
 export async function startTestService(
   options: {
@@ -63,32 +97,8 @@ export async function startTestService(
     service,
     db,
     store,
-    async request({ method, url, tenant, token, body, headers = {}, remoteAddress }) {
-      const response = await service.app.inject({
-        method: method as 'GET',
-        url,
-        headers: {
-          ...(tenant ? { 'x-tenant': tenant } : {}),
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body !== undefined && typeof body !== 'string' ? { 'content-type': 'application/json' } : {}),
-          ...headers,
-        },
-        ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-        ...(remoteAddress ? { remoteAddress } : {}),
-      });
-      const text = response.body;
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        // not JSON (metrics, downloads): keep the text
-      }
-      return { status: response.statusCode, body: parsed, headers: response.headers };
-    },
-    async token({ sub, tenant, roles, sid }) {
-      const { token } = await service.tokens.issue({ sub, tid: tenant, roles, acr: 'aal1', amr: ['pwd'], ...(sid ? { sid } : {}) }, 900);
-      return token;
-    },
+    request: requestThrough(service),
+    token: tokenOf(service),
     async close() {
       await service.stop();
       await store.close();

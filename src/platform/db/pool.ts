@@ -12,6 +12,9 @@ export function createPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, application_name: 'iam-service' });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor may a checked-out client between two statements (the pool listens only to idle ones): the
+  // statement in progress or the next one fails instead, and the pool discards the broken client.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

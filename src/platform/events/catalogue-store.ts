@@ -32,6 +32,10 @@ export class CatalogueEventStore implements EventStore {
     return (await this.inner.readStream(streamId, fromRevision)).map((event) => this.catalogue.upcast(event));
   }
 
+  async readStreams(streamIds: string[]) {
+    return (await this.inner.readStreams(streamIds)).map((events) => events.map((event) => this.catalogue.upcast(event)));
+  }
+
   async readAll(afterPosition: bigint | undefined, limit: number) {
     return (await this.inner.readAll(afterPosition, limit)).map((event) => this.catalogue.upcast(event));
   }

@@ -142,6 +142,10 @@ export class KurrentEventStore implements EventStore {
     throw new Error(`Event ${revision} of ${streamId} is missing right after its append`);
   }
 
+  readStreams(streamIds: string[]): Promise<RecordedEvent[][]> {
+    return Promise.all(streamIds.map((streamId) => this.readStream(streamId)));
+  }
+
   async readStream(streamId: string, fromRevision = 0n): Promise<RecordedEvent[]> {
     const events: RecordedEvent[] = [];
     try {

@@ -48,9 +48,10 @@ export class PollingSubscription implements Subscription {
           errorBackoffMs = 100;
           continue;
         }
-        // An older transaction still runs: its events (or others') will become visible shortly.
+        // An older transaction still runs: its events (or others') will become visible shortly,
+        // usually when an append commits and notifies, so news ends the pause early.
         if (await this.options.hasInvisibleTail(after ?? 0n)) {
-          await this.pause(invisibleRetryMs);
+          await Promise.race([this.pause(invisibleRetryMs), this.options.waitForNews(invisibleRetryMs, marker)]);
           invisibleRetryMs = Math.min(invisibleRetryMs * 2, MAX_RETRY_MS);
           continue;
         }

@@ -68,6 +68,8 @@ export interface EventStore {
   /** Appends to several streams in one transaction: all or nothing. Returns one result per stream. */
   appendMulti(appends: StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamId: string, fromRevision?: bigint): Promise<RecordedEvent[]>;
+  /** Several whole streams at once (a batch command's many small aggregates), in the order asked. */
+  readStreams(streamIds: string[]): Promise<RecordedEvent[][]>;
   /** Events strictly after `afterPosition`, in position order, at most `limit`. */
   readAll(afterPosition: bigint | undefined, limit: number): Promise<RecordedEvent[]>;
   /** Catch-up from `after`, then live. */

@@ -68,6 +68,11 @@ export class NotificationListener {
     }
   }
 
+  /** Wakes this process's waiters at once (its own commit), without the round trip through PostgreSQL. */
+  announce(): void {
+    this.notifyAll();
+  }
+
   private notifyAll(): void {
     this.generation += 1;
     for (const wake of [...this.waiters]) wake();

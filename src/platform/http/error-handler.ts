@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { WrongExpectedVersionError } from '../eventstore/errors.ts';
 import { DomainError, conflict, platformError, validationError, type ErrorDetail, type ErrorStatuses } from '../errors.ts';
 import { errorBody, type ErrorEnvelope } from './envelopes.ts';
@@ -48,6 +49,7 @@ function toDomainError(error: FastifyError | Error): DomainError | HttpFailure {
   const known = fastifyCode ? FASTIFY_ERRORS[fastifyCode] : undefined;
   if (known) return platformError(known[0], known[1]);
   if (error instanceof WrongExpectedVersionError) return conflict('The resource was changed concurrently; retry the request');
+  if (isDatabaseUnavailable(error)) return platformError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', undefined, 1);
   // Another client error fastify raised itself: its own status, a generic code.
   const status = (error as FastifyError).statusCode;
   if (status && status >= 400 && status < 500) return { status, code: 'BAD_REQUEST', message: 'Bad request' };

@@ -88,7 +88,7 @@ function errorCodes(route: RouteDeclaration<unknown, unknown, unknown, Responses
   if (route.params || route.query || route.body) codes.push('VALIDATION_ERROR');
   if (route.body) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (route.method !== 'GET') codes.push('CONFLICT'); // a write that keeps losing a concurrency race
-  return [...new Set([...codes, 'INTERNAL_ERROR', 'REQUEST_TIMEOUT'])];
+  return [...new Set([...codes, 'INTERNAL_ERROR', 'REQUEST_TIMEOUT', 'SERVICE_UNAVAILABLE'])];
 }
 
 /** The error answers of a route, grouped by status, each with the family's body. */

@@ -38,6 +38,7 @@ export function reportingAppends(store: EventStore): EventStore {
       return results;
     },
     readStream: (streamId, fromRevision) => store.readStream(streamId, fromRevision),
+    readStreams: (streamIds) => store.readStreams(streamIds),
     readAll: (after, limit) => store.readAll(after, limit),
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),

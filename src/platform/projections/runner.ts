@@ -4,7 +4,7 @@ import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port
 import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
-import type { Projection } from './projection.ts';
+import { applyEvents, type Projection } from './projection.ts';
 
 /**
  * Keeps one read model up to date from the global log. Several instances (or a rebuild command)
@@ -57,16 +57,16 @@ export class ProjectionWorker {
 
   /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
   private async applyBatch(after: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
-    const { name, handlers } = this.projection;
+    const { name } = this.projection;
     const outcome = await withTransaction<{ rewindTo: bigint } | { reached: bigint }>(this.pool, async (tx) => {
+      // No WAL flush wait for read models: a crash can lose only a last batch together with its
+      // checkpoint (one transaction), and the projection applies it again from the log.
+      await tx.query('set local synchronous_commit = off');
       const checkpoint = await lockCheckpoint(tx, name);
       if (checkpoint < after) return { rewindTo: checkpoint };
       const last = events.at(-1)!.position;
       if (checkpoint >= last) return { reached: checkpoint }; // another runner applied it already
-      for (const event of events) {
-        if (event.position <= checkpoint) continue;
-        await handlers[event.type]?.(event, tx);
-      }
+      await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
       await saveCheckpoint(tx, name, last);
       return { reached: last };
     });

@@ -55,6 +55,17 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(await store.readStream(uniqueStream())).toEqual([]);
     });
 
+    it('reads several streams at once, each whole and in the order asked', async () => {
+      const [first, absent, second] = [uniqueStream(), uniqueStream(), uniqueStream()];
+      await store.appendMulti([
+        { streamId: second, expectedRevision: 'no_stream', events: [testEvent('S', { i: 0 })] },
+        { streamId: first, expectedRevision: 'no_stream', events: [testEvent('F', { i: 0 }), testEvent('F', { i: 1 })] },
+      ]);
+      const read = await store.readStreams([second, absent, first]);
+      expect(read.map((events) => events.map((e) => [e.streamId, e.revision]))).toEqual([[[second, 0n]], [], [[first, 0n], [first, 1n]]]);
+      expect(read[2]).toEqual(await store.readStream(first));
+    });
+
     it('enforces every kind of expected revision with a typed error', async () => {
       const stream = uniqueStream();
       await expect(store.append(stream, [testEvent()], 'stream_exists')).rejects.toBeInstanceOf(WrongExpectedVersionError);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WrongExpectedVersionError } from '../../../src/platform/eventstore/errors.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port.ts';
 import { newId } from '../../../src/platform/ids.ts';
@@ -76,5 +77,40 @@ describe('PostgreSQL event store under concurrent writers', () => {
     } finally {
       slow.release();
     }
+  });
+
+  it('commits concurrent appends as one group in which each append succeeds or fails on its own', async () => {
+    // One group at a time: the first append goes out alone, the next ones queue and leave together.
+    const grouped = new PostgresEventStore(db.pool, { pollIntervalMs: 50, groupCommit: { maxInFlight: 1 } });
+    const stream = () => `group-acme.${newId()}`;
+    const [first, ok, wrong, alsoOk, multi] = [stream(), stream(), stream(), stream(), stream()];
+    const okEvent = testEvent('Grouped');
+    const settled = await Promise.allSettled([
+      grouped.append(first, [testEvent('Alone')], 'no_stream'),
+      grouped.append(ok, [okEvent], 'no_stream'),
+      grouped.append(wrong, [testEvent('Wrong')], 5n),
+      grouped.append(alsoOk, [testEvent('Grouped'), testEvent('Grouped')], 'no_stream'),
+      // `ok` was written by an earlier member of the same group: this whole append fails, `multi` stays empty.
+      grouped.appendMulti([{ streamId: multi, expectedRevision: 'no_stream', events: [testEvent('Lost')] }, { streamId: ok, expectedRevision: 'no_stream', events: [testEvent('Lost')] }]),
+      // The same event id again, in the same group: the idempotent answer of the original.
+      grouped.append(ok, [okEvent], 'no_stream'),
+    ]);
+    const [alone, okResult, wrongResult, alsoOkResult, multiResult, again] = settled;
+    expect(alone.status).toBe('fulfilled');
+    expect(wrongResult).toMatchObject({ status: 'rejected', reason: expect.any(WrongExpectedVersionError) });
+    expect(multiResult).toMatchObject({ status: 'rejected', reason: expect.any(WrongExpectedVersionError) });
+    expect((multiResult as PromiseRejectedResult).reason.streamId).toBe(ok);
+    const okAppend = (okResult as PromiseFulfilledResult<{ position: bigint; nextExpectedRevision: bigint }>).value;
+    const alsoOkAppend = (alsoOkResult as PromiseFulfilledResult<{ position: bigint; nextExpectedRevision: bigint }>).value;
+    expect(okAppend.nextExpectedRevision).toBe(0n);
+    expect(alsoOkAppend.nextExpectedRevision).toBe(1n);
+    // Same transaction id (position >> 20), consecutive ordinals.
+    expect(okAppend.position >> 20n).toBe(alsoOkAppend.position >> 20n);
+    expect(alsoOkAppend.position).toBe(okAppend.position + 2n);
+    expect((again as PromiseFulfilledResult<unknown>).value).toEqual(okAppend);
+    expect(await store.readStream(multi)).toEqual([]);
+    expect((await store.readStream(ok)).map((e) => e.id)).toEqual([okEvent.id]);
+    expect((await store.readStream(alsoOk)).map((e) => e.revision)).toEqual([0n, 1n]);
+    await grouped.close();
   });
 });

@@ -11,7 +11,7 @@ const sourceFiles = (dir: string): string[] =>
   );
 
 /** Server-side conditions, never a client's fault: an internal error, a wait that ran out, a programming error refused at append. */
-const INTENDED_5XX = new Set(['INTERNAL_ERROR', 'CONSISTENCY_TIMEOUT', 'REQUEST_TIMEOUT', 'EVENT_SCHEMA_VIOLATION']);
+const INTENDED_5XX = new Set(['INTERNAL_ERROR', 'CONSISTENCY_TIMEOUT', 'REQUEST_TIMEOUT', 'SERVICE_UNAVAILABLE', 'EVENT_SCHEMA_VIOLATION']);
 
 describe('domain error codes at the HTTP edge', () => {
   it('maps every code a module raises, each to a client error or an intended 5xx', () => {

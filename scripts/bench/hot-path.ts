@@ -1,0 +1,94 @@
+/**
+ * Hot-path benchmark: the paths users hit most, over real HTTP (a listening server, load from a
+ * separate process), each beside GET /health/live as this machine's ceiling: password logins
+ * (beside the argon2id hashes/s the server's core manages in the same run), refresh grants,
+ * userinfo (GET /api/auth/validate), FGA checks and GET /api/users, with p50/p99; then bulk tuple
+ * writes (100 tuples a request) and how soon the fga read model has caught up with them.
+ * The server runs on core 0 and the load generator on core 1 when taskset is available.
+ * Usage: npm run bench:hot-path [-- --scale 1]
+ */
+import { hash } from '@node-rs/argon2';
+import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
+import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
+import { httpLoad, pinToCore, type LoadPlan, type LoadResult } from './http-load.ts';
+import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { fmt } from './support.ts';
+
+const flag = process.argv.indexOf('--scale');
+const scale = flag > 0 ? Number(process.argv[flag + 1]) : 1;
+const TENANT = 'platform';
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+const CONNECTIONS = 32;
+const LOGIN_USERS = 16;
+
+async function main(): Promise<void> {
+  const pinned = pinToCore(process.pid, SERVER_CORE);
+  const bench = await benchService();
+  try {
+    await measure(bench, pinned);
+  } finally {
+    await bench.close();
+  }
+}
+
+async function measure({ service, store, inject }: Awaited<ReturnType<typeof benchService>>, pinned: boolean): Promise<void> {
+  const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;
+  // Every login below starts a session that must stay alive (the refresh chains use some).
+  await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
+  const users = Array.from({ length: LOGIN_USERS }, (_, i) => ({ email: `hot${i}@bench.test`, password: BENCH_ADMIN.password }));
+  for (const user of users) await inject('POST', '/api/users', user, admin);
+  const sessions = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => inject('POST', '/api/auth/login', users[i % users.length])));
+  const userToken = sessions[0].data.accessToken as string;
+
+  const modelId = await activateDriveModel(inject, admin);
+  const tuples: string[] = [];
+  aliceTuples((text) => tuples.push(text));
+  await service.runner.waitFor(await appendTuples(store, TENANT, modelId, tuples), 60_000, ['fga']);
+  await service.fga.indexes.storeOf(TENANT);
+
+  await service.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = service.app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const headers = (token?: string) => ({ 'x-tenant': TENANT, 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) });
+  const load = (path: string, plan: Omit<LoadPlan, 'url' | 'core' | 'concurrency' | 'requests'> & { requests: number; concurrency?: number }) =>
+    httpLoad({ concurrency: CONNECTIONS, ...plan, requests: Math.ceil(plan.requests * scale), url: `${base}${path}`, core: pinned ? LOAD_CORE : undefined });
+
+  console.log(
+    `hot-path benchmark (node ${process.version}), HTTP on 127.0.0.1, ${CONNECTIONS} connections unless noted; ` +
+      (pinned ? `server on core ${SERVER_CORE}, load generator on core ${LOAD_CORE} (PostgreSQL unpinned)` : 'taskset unavailable: nothing pinned'),
+  );
+  const ceiling = await load('/health/live', { method: 'GET', headers: headers(), bodies: [], requests: 20_000 });
+  const hashes = await timed(Math.ceil(40 * scale), 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID));
+  const rows: [string, LoadResult, string?][] = [['GET /health/live (ceiling)', ceiling]];
+  const logins = await load('/api/auth/login', { headers: headers(), bodies: users.map((u) => JSON.stringify(u)), requests: 80, concurrency: 8 });
+  rows.push(['POST /api/auth/login (8 connections)', logins, `${fmt((logins.perSecond / hashes.perSecond) * 100)}% of ${fmt(hashes.perSecond, 1)} argon2id hashes/s`]);
+  const refreshBodies = sessions.map((s) => JSON.stringify({ grant_type: 'refresh_token', refresh_token: s.data.refreshToken }));
+  rows.push(['POST /api/auth/token refresh_token', await load('/api/auth/token', { headers: headers(), bodies: refreshBodies, chain: { from: 'refresh_token', to: 'refresh_token' }, requests: 2_000 })]);
+  rows.push(['GET /api/auth/validate (userinfo)', await load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 })]);
+  const checks = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck('alice', aliceDocument())));
+  rows.push(['POST /api/fga/check (2 groups, 3 folders)', await load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })]);
+  rows.push(['GET /api/users', await load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })]);
+
+  // Bulk tuple writes: every request writes 100 new tuples; then how long the fga read model takes to catch up.
+  const bulks = Array.from({ length: Math.ceil(300 * scale) }, (_, r) =>
+    JSON.stringify({ writes: Array.from({ length: 100 }, (_, i) => viewerCheck(`u${i}`, `bulk${r}-${i}`)) }),
+  );
+  const writes = await load('/api/fga/tuples/bulk', { headers: headers(admin), bodies: bulks, requests: bulks.length, concurrency: 8 });
+  const written = performance.now();
+  await service.runner.waitFor(await store.headPosition(), 120_000, ['fga']);
+  rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; fga read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
+
+  console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures');
+  for (const [label, result, note] of rows) {
+    console.log(
+      `${label.padEnd(40)} ${fmt(result.perSecond).padStart(8)} ${fmt(result.p50, 2).padStart(8)} ${fmt(result.p99, 2).padStart(8)} ${`${fmt((result.perSecond / ceiling.perSecond) * 100, 1)}%`.padStart(11)} ${String(result.failures).padStart(9)}` +
+        (note ? `  (${note})` : ''),
+    );
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
