@@ -1,7 +1,5 @@
+import { AUDIT_MAPPING, auditEntryOf, auditRuleOf, insertAuditEntries, type Summary } from '../src/modules/audit/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
-import { AUDIT_MAPPING, auditRuleOf, type Summary } from '../src/modules/audit/event-mapping.ts';
-import { auditEntryOf } from '../src/modules/audit/entry.ts';
-import { insertAuditEntries } from '../src/modules/audit/entries-table.ts';
 import { eventCatalogue } from '../src/event-catalogue.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { defineProjection, type ProjectionHandler } from '../src/platform/projections/projection.ts';

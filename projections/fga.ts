@@ -1,7 +1,4 @@
-import type { FgaModelActivated, FgaModelCreated, FgaModelDeleted, FgaModelUpdated } from '../src/modules/fga/models/events.ts';
-import { FGA_PROJECTION } from '../src/modules/fga/serving/tuple-snapshot.ts';
-import type { FgaTupleDeleted, FgaTupleWritten } from '../src/modules/fga/tuples/events.ts';
-import type { RelationTuple } from '../src/modules/fga/tuple.ts';
+import { FGA_PROJECTION, type FgaModelActivated, type FgaModelCreated, type FgaModelDeleted, type FgaModelUpdated, type FgaTupleDeleted, type FgaTupleWritten, type RelationTuple } from '../src/modules/fga/index.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 

@@ -1,4 +1,4 @@
-import type { RoleCreated, RoleDeleted, RoleUpdated } from '../src/modules/roles/events.ts';
+import type { RoleCreated, RoleDeleted, RoleUpdated } from '../src/modules/roles/index.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 /** Read model `roles` (migration 0003), keyed by (tenant_id, id). */

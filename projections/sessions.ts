@@ -1,6 +1,5 @@
+import { deviceLabel, type SessionExpired, type SessionRefreshed, type SessionRevoked, type SessionStarted, type SessionUsed } from '../src/modules/sessions/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
-import type { SessionExpired, SessionRefreshed, SessionRevoked, SessionStarted, SessionUsed } from '../src/modules/sessions/events.ts';
-import { deviceLabel } from '../src/modules/sessions/device-label.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 

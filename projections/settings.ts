@@ -1,7 +1,5 @@
-import { settingsDecider } from '../src/modules/settings/decider.ts';
-import type { SettingsEvent } from '../src/modules/settings/events.ts';
-import type { TenantCreated } from '../src/modules/tenants/events.ts';
-import type { NestedSettings } from '../src/modules/settings/sections.ts';
+import { settingsDecider, type NestedSettings, type SettingsEvent } from '../src/modules/settings/index.ts';
+import type { TenantCreated } from '../src/modules/tenants/index.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 /**

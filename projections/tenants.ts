@@ -1,4 +1,4 @@
-import type { TenantCreated, TenantDeleted, TenantUpdated } from '../src/modules/tenants/events.ts';
+import type { TenantCreated, TenantDeleted, TenantUpdated } from '../src/modules/tenants/index.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 /** Read model `tenants` (migration 0003). Deleted tenants stay as rows with deleted_at set. */

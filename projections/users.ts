@@ -1,14 +1,6 @@
+import type { AccountLocked, AccountUnlocked, LoginSucceeded } from '../src/modules/auth/index.ts';
+import type { UserCreated, UserDeleted, UserDisabled, UserEnabled, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../src/modules/users/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
-import type { AccountLocked, AccountUnlocked, LoginSucceeded } from '../src/modules/auth/events.ts';
-import type {
-  UserCreated,
-  UserDeleted,
-  UserDisabled,
-  UserEnabled,
-  UserProfileUpdated,
-  UserRoleAssigned,
-  UserRoleRemoved,
-} from '../src/modules/users/events.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 const SEARCH = "lower(concat_ws(' ', email, username, first_name, last_name))";

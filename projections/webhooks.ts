@@ -1,4 +1,4 @@
-import type { WebhookCreated, WebhookDeactivated, WebhookDeleted, WebhookSecretRotated, WebhookUpdated } from '../src/modules/webhooks/events.ts';
+import type { WebhookCreated, WebhookDeactivated, WebhookDeleted, WebhookSecretRotated, WebhookUpdated } from '../src/modules/webhooks/index.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 /** Read model `webhooks` (migration 0015), keyed by (tenant_id, id). */

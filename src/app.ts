@@ -1,55 +1,20 @@
+import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
+import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
+import { emailLinkCommands } from './modules/email-links/index.ts';
+import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
+import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
+import { registerRoleRoutes, roleCommands, roleQueries } from './modules/roles/index.ts';
+import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
+import { registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
+import { bootstrapPlatformTenant, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
+import { PasswordHasher, assertPasswordPolicy, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
+import { registerWebhookRoutes, webhookQueries, webhooksModule } from './modules/webhooks/index.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
 import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
-import { registerPermissionCheckAudit } from './modules/audit/permission-check-hooks.ts';
-import { PermissionCheckWriter } from './modules/audit/permission-check-writer.ts';
-import { auditQueries } from './modules/audit/queries.ts';
-import { registerUserHistoryRoutes, userAsOfHandler } from './modules/audit/history-routes.ts';
-import { userHistory } from './modules/audit/user-history.ts';
-import { registerAuditLogRoutes } from './modules/audit/routes.ts';
-import { tokenAuthenticator } from './modules/auth/authenticator.ts';
-import { registerCredentialRoutes } from './modules/auth/credential-routes.ts';
-import { linkDelivery } from './modules/auth/link-delivery.ts';
-import { registerLinkPages } from './modules/auth/link-pages.ts';
-import { lockoutCommands } from './modules/auth/lockout.ts';
-import { authenticatedSessions, passwordLogin } from './modules/auth/login.ts';
-import { magicLinks } from './modules/auth/magic-link.ts';
-import { passwordFlows } from './modules/auth/password-flows.ts';
-import { signup } from './modules/auth/signup.ts';
-import { emailLinkCommands } from './modules/email-links/commands.ts';
-import { registerAuthRoutes } from './modules/auth/routes.ts';
-import { fgaModule, registerFgaRoutes } from './modules/fga/module.ts';
-import { grantRegistry } from './modules/auth/token-endpoint.ts';
-import { sessionCommands } from './modules/sessions/commands.ts';
-import { sessionQueries } from './modules/sessions/queries.ts';
-import { SessionActivity } from './modules/sessions/activity.ts';
-import { SessionExpirySweep } from './modules/sessions/expiry-sweep.ts';
-import { sessionReactions } from './modules/sessions/reactions.ts';
-import { registerSessionRoutes } from './modules/sessions/routes.ts';
-import { TokenService } from './modules/auth/tokens.ts';
-import { KeyRing } from './modules/keys/key-ring.ts';
-import { registerKeyRoutes } from './modules/keys/routes.ts';
-import { roleCommands } from './modules/roles/commands.ts';
-import { roleQueries } from './modules/roles/queries.ts';
-import { registerRoleRoutes } from './modules/roles/routes.ts';
-import { settingsCommands } from './modules/settings/commands.ts';
-import { settingsQueries } from './modules/settings/provider.ts';
-import { registerSettingsRoutes } from './modules/settings/routes.ts';
-import { bootstrapPlatformTenant } from './modules/tenants/bootstrap.ts';
-import { tenantCommands } from './modules/tenants/commands.ts';
-import { tenantQueries } from './modules/tenants/queries.ts';
-import { registerTenantRoutes } from './modules/tenants/routes.ts';
-import { userCommands } from './modules/users/commands.ts';
-import { assertPasswordPolicy, PasswordHasher } from './modules/users/passwords.ts';
-import { userQueries } from './modules/users/queries.ts';
-import { userReactions } from './modules/users/reactions.ts';
-import { registerUserRoutes } from './modules/users/routes.ts';
-import { webhooksModule } from './modules/webhooks/module.ts';
-import { webhookQueries } from './modules/webhooks/queries.ts';
-import { registerWebhookRoutes } from './modules/webhooks/routes.ts';
-import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
+import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
@@ -71,6 +36,7 @@ import { ReadYourWrites, readModelQueries, recordingWrites, reportingAppends, Wr
 import { ProjectionRunner } from './platform/projections/runner.ts';
 import { ReactionRunner } from './platform/reactions/runner.ts';
 import { allProjections } from './projections.ts';
+import { rateLimitRules } from './rate-limit-rules.ts';
 import { errorStatuses } from './error-statuses.ts';
 
 export interface Infrastructure {
@@ -190,12 +156,13 @@ export async function buildService(infra: Infrastructure) {
     issuer: config.IAM_ISSUER,
     version: VERSION,
     errorStatuses,
+    rateLimitRules,
   });
   const activity = new SessionActivity({ commands: sessions.commands, background, clock });
   app.decorate('readYourWrites', readYourWrites);
   app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
   // Before tenant resolution: a flood is turned away before it costs a query.
-  if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }));
+  if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }, rateLimitRules));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
   const permissionChecks = new PermissionCheckWriter({

@@ -1,7 +1,7 @@
+import { KeyRing } from './modules/keys/index.ts';
 import { loadConfig } from './config.ts';
 import { cataloguedStore } from './event-catalogue.ts';
 import { systemClock } from './platform/clock.ts';
-import { KeyRing } from './modules/keys/key-ring.ts';
 import { createLogger } from './platform/logging.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';

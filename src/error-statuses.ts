@@ -1,11 +1,11 @@
-import { errorStatuses as auth } from './modules/auth/errors.ts';
-import { errorStatuses as emailLinks } from './modules/email-links/errors.ts';
-import { errorStatuses as fga } from './modules/fga/app-errors.ts';
-import { errorStatuses as roles } from './modules/roles/errors.ts';
-import { errorStatuses as sessions } from './modules/sessions/errors.ts';
-import { errorStatuses as tenants } from './modules/tenants/errors.ts';
-import { errorStatuses as users } from './modules/users/errors.ts';
-import { errorStatuses as webhooks } from './modules/webhooks/errors.ts';
+import { errorStatuses as auth } from './modules/auth/index.ts';
+import { errorStatuses as emailLinks } from './modules/email-links/index.ts';
+import { errorStatuses as fga } from './modules/fga/index.ts';
+import { errorStatuses as roles } from './modules/roles/index.ts';
+import { errorStatuses as sessions } from './modules/sessions/index.ts';
+import { errorStatuses as tenants } from './modules/tenants/index.ts';
+import { errorStatuses as users } from './modules/users/index.ts';
+import { errorStatuses as webhooks } from './modules/webhooks/index.ts';
 import { platformErrorStatuses } from './platform/errors.ts';
 import { composeErrorStatuses } from './platform/http/error-statuses.ts';
 

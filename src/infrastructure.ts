@@ -11,7 +11,7 @@ import { callerFromAccessToken } from './platform/http/rate-limit/caller.ts';
 import { MemoryRateLimitStore } from './platform/http/rate-limit/memory-store.ts';
 import type { RateLimitOptions } from './platform/http/rate-limit/plugin.ts';
 import { PostgresRateLimitStore } from './platform/http/rate-limit/postgres-store.ts';
-import { buildTiers } from './platform/http/rate-limit/tiers.ts';
+import { buildTiers, type RouteRule } from './platform/http/rate-limit/tiers.ts';
 import { openMailer } from './platform/mail/open.ts';
 import { HttpsClient } from './platform/outbound/https-client.ts';
 
@@ -58,8 +58,10 @@ export const openMailerFromConfig = (config: Config, logger: Logger) => openMail
 export function rateLimitsFromConfig(
   config: Config,
   deps: { db: Queryable; clock: Clock; logger: Logger; tokens: AccessTokenVerifier },
+  rules: readonly RouteRule[],
 ): RateLimitOptions {
   return {
+    rules,
     store: config.RATE_LIMIT_STORE === 'postgres' ? new PostgresRateLimitStore(deps.db, deps.clock, deps.logger) : new MemoryRateLimitStore(deps.clock),
     tiers: buildTiers({
       auth: { max: config.RATE_LIMIT_AUTH_MAX, windowSeconds: config.RATE_LIMIT_AUTH_WINDOW_S },

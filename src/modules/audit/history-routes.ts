@@ -1,3 +1,5 @@
+import { grants } from '../roles/index.ts';
+import type { UserDetail } from '../users/index.ts';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../platform/clock.ts';
@@ -8,8 +10,6 @@ import { permission, route } from '../../platform/http/route.ts';
 import { idParams } from '../../platform/http/schemas.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
-import { grants } from '../roles/permissions.ts';
-import type { UserDetail } from '../users/queries.ts';
 import type { UserHistory } from './user-history.ts';
 
 const historyItemSchema = z.object({
@@ -18,15 +18,6 @@ const historyItemSchema = z.object({
   occurredAt: z.string(),
   actor: z.string(),
   data: z.unknown().describe('the event data, secrets "[REDACTED]"'),
-});
-
-/** `?asOf=` of GET /api/users/{id}: an ISO 8601 instant with Z or an offset. */
-export const asOfQuery = z.object({
-  asOf: z.iso
-    .datetime({ offset: true })
-    .transform((text) => new Date(text))
-    .optional()
-    .describe('ISO 8601 instant (view:audit too): the user as it was then, folded from its events'),
 });
 
 /** The user as it was at `asOf`; 404 when it did not exist then, 400 for an instant still to come. */

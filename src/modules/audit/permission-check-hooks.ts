@@ -1,6 +1,6 @@
+import { subjectOf, subjectToString, type RelationTuple } from '../fga/index.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { subjectOf, subjectToString, type RelationTuple } from '../fga/tuple.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { DomainError, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';

@@ -1,11 +1,8 @@
+import { lockedUntil, loginDecider, loginStreamId, type LoginEvent } from '../auth/index.ts';
+import { userDecider, userStreamId, type UserDetail, type UserEvent } from '../users/index.ts';
 import { fold } from '../../platform/commands/decider.ts';
 import type { EventStore, RecordedEvent } from '../../platform/eventstore/port.ts';
 import { isUuid } from '../../platform/ids.ts';
-import { loginStreamId, type LoginEvent } from '../auth/events.ts';
-import { loginDecider, lockedUntil } from '../auth/login-decider.ts';
-import { userDecider } from '../users/decider.ts';
-import { userStreamId, type UserEvent } from '../users/events.ts';
-import type { UserDetail } from '../users/queries.ts';
 
 export interface HistoryItem {
   /** Global log position, as a decimal string (it can exceed 2^53). */

@@ -1,6 +1,6 @@
-import type { RoleQueries } from '../roles/queries.ts';
-import type { NestedSettings } from '../settings/sections.ts';
-import type { ActiveUser } from '../users/decider.ts';
+import type { RoleQueries } from '../roles/index.ts';
+import type { NestedSettings } from '../settings/index.ts';
+import type { ActiveUser } from '../users/index.ts';
 import type { TokenService } from './tokens.ts';
 
 /** Claims a tenant's tokenClaims setting may not replace. */

@@ -1,6 +1,6 @@
+import { permissionsWithinScope } from '../roles/index.ts';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { Authenticator, Principal } from '../../platform/http/authentication.ts';
-import { permissionsWithinScope } from '../roles/permissions.ts';
 import type { AccessTokenClaims, TokenService } from './tokens.ts';
 
 /** A token issued to a client for itself (RFC 9068: client_credentials, sub = client_id): it holds no roles. */

@@ -1,3 +1,4 @@
+import { passwordSchema } from '../users/index.ts';
 import { z } from 'zod';
 import { principalOf } from '../../platform/http/authentication.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
@@ -6,7 +7,6 @@ import { authenticated, permission, publicAccess, route } from '../../platform/h
 import { idParams } from '../../platform/http/schemas.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
-import { passwordSchema } from '../users/schemas.ts';
 import type { LockoutCommands } from './lockout.ts';
 import type { magicLinks } from './magic-link.ts';
 import type { PasswordFlows } from './password-flows.ts';

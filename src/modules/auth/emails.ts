@@ -1,5 +1,5 @@
+import { EMAIL_LINK_LIFETIME_SECONDS, type EmailLinkPurpose } from '../email-links/index.ts';
 import type { MailMessage } from '../../platform/mail/port.ts';
-import { EMAIL_LINK_LIFETIME_SECONDS, type EmailLinkPurpose } from '../email-links/events.ts';
 
 const COPY: Record<EmailLinkPurpose, { subject: string; page: string; action: string }> = {
   password_reset: { subject: 'Reset your password', page: 'reset-password', action: 'choose a new password' },

@@ -1,10 +1,9 @@
+import type { EmailLinkCommands, EmailLinkPurpose } from '../email-links/index.ts';
+import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { BackgroundTasks } from '../../platform/background-tasks.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { Mailer } from '../../platform/mail/port.ts';
-import type { EmailLinkCommands } from '../email-links/commands.ts';
-import type { EmailLinkPurpose } from '../email-links/events.ts';
-import type { SettingsProvider } from '../settings/provider.ts';
 import { linkEmail } from './emails.ts';
 import { accountByEmail } from './login.ts';
 

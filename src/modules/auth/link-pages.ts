@@ -1,3 +1,4 @@
+import { passwordSchema } from '../users/index.ts';
 import { z } from 'zod';
 import { DomainError } from '../../platform/errors.ts';
 import type { FormCsrf } from '../../platform/http/form-csrf.ts';
@@ -7,7 +8,6 @@ import { publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { TENANT_NAME, type TenantRef } from '../../platform/http/tenant-resolution.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { passwordSchema } from '../users/schemas.ts';
 import type { magicLinks } from './magic-link.ts';
 import type { PasswordFlows } from './password-flows.ts';
 

@@ -1,8 +1,8 @@
+import { loadUser } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { decideAppend, handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { notFound } from '../../platform/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
-import { loadUser } from '../users/load.ts';
 import { loginStreamId, type AccountUnlockReason } from './events.ts';
 import { loginDecider } from './login-decider.ts';
 

@@ -1,8 +1,7 @@
+import { invalidLink, mapLinkRace, type EmailLinkCommands } from '../email-links/index.ts';
+import { loadUser } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
-import { mapLinkRace, type EmailLinkCommands } from '../email-links/commands.ts';
-import { invalidLink } from '../email-links/decider.ts';
-import { loadUser } from '../users/load.ts';
 import type { linkDelivery } from './link-delivery.ts';
 import type { AuthenticateUser } from './login.ts';
 

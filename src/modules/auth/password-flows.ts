@@ -1,9 +1,7 @@
+import { invalidLink, mapLinkRace, type EmailLinkCommands } from '../email-links/index.ts';
+import type { SessionCommands } from '../sessions/index.ts';
+import { loadUser, type UserCommands } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { mapLinkRace, type EmailLinkCommands } from '../email-links/commands.ts';
-import { invalidLink } from '../email-links/decider.ts';
-import type { SessionCommands } from '../sessions/commands.ts';
-import type { UserCommands } from '../users/commands.ts';
-import { loadUser } from '../users/load.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { linkDelivery } from './link-delivery.ts';
 import type { LockoutCommands } from './lockout.ts';

@@ -1,3 +1,5 @@
+import type { SessionCommands } from '../sessions/index.ts';
+import { createdUserView, emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema, type UserQueries } from '../users/index.ts';
 import { z } from 'zod';
 import { platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
@@ -6,9 +8,6 @@ import { commandContextOf } from '../../platform/http/request-context.ts';
 import { authenticated, publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { adoptTenant, tenantOf } from '../../platform/http/tenant-resolution.ts';
-import type { SessionCommands } from '../sessions/commands.ts';
-import { createdUserView, type UserQueries } from '../users/queries.ts';
-import { emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema } from '../users/schemas.ts';
 import { authError } from './errors.ts';
 import type { passwordLogin } from './login.ts';
 import type { signup } from './signup.ts';

@@ -1,7 +1,7 @@
+import type { SettingsProvider } from '../settings/index.ts';
+import type { CreateUserInput, UserCommands } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { authError } from './errors.ts';
-import type { SettingsProvider } from '../settings/provider.ts';
-import type { CreateUserInput, UserCommands } from '../users/commands.ts';
 import type { AuthenticateUser } from './login.ts';
 
 export type SignupInput = Pick<CreateUserInput, 'email' | 'username' | 'firstName' | 'lastName'> & { password: string };

@@ -1,12 +1,10 @@
+import type { RoleQueries } from '../roles/index.ts';
+import { invalidGrant, tenantNamedByRefreshToken, type SessionCommands } from '../sessions/index.ts';
+import type { SettingsProvider } from '../settings/index.ts';
+import { loadUser } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { authError } from './errors.ts';
-import type { RoleQueries } from '../roles/queries.ts';
-import type { SessionCommands } from '../sessions/commands.ts';
-import { invalidGrant } from '../sessions/decider.ts';
-import { tenantNamedByRefreshToken } from '../sessions/refresh-tokens.ts';
-import type { SettingsProvider } from '../settings/provider.ts';
-import { loadUser } from '../users/load.ts';
 import { accessTokenFor } from './access-tokens.ts';
 import type { TokenService } from './tokens.ts';
 

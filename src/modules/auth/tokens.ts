@@ -1,8 +1,8 @@
+import type { KeyRing } from '../keys/index.ts';
 import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from '../../platform/clock.ts';
 import { platformError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { KeyRing } from '../keys/key-ring.ts';
 
 export interface AccessTokenClaims extends JWTPayload {
   sub: string;

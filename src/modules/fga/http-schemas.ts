@@ -1,6 +1,6 @@
+import type { Permission } from '../roles/index.ts';
 import { z, type ZodType } from 'zod';
 import { permission } from '../../platform/http/route.ts';
-import type { Permission } from '../roles/permissions.ts';
 import { NAME_PATTERN } from './schema.ts';
 
 /** What every FGA route shares: its tag and its permission (spec, Requires). */

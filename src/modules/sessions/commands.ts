@@ -1,8 +1,8 @@
+import type { SecuritySettings } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { decideAppend, handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
-import type { SecuritySettings } from '../settings/defaults.ts';
 import { invalidGrant, sessionDecider } from './decider.ts';
 import { sessionStreamId, type SessionRevokeReason, type SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';

@@ -1,8 +1,7 @@
+import { loadUser, type UserDeleted } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { commandEach, defineReaction } from '../../platform/reactions/reaction.ts';
-import type { UserDeleted } from '../users/events.ts';
-import { loadUser } from '../users/load.ts';
 import type { SessionCommands } from './commands.ts';
 import type { SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';

@@ -1,9 +1,9 @@
+import { defaultRoleAppends } from '../roles/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict } from '../../platform/commands/reservations.ts';
 import { tenantError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { defaultRoleAppends } from '../roles/commands.ts';
 import { tenantDecider } from './decider.ts';
 import { tenantNameReservation, tenantStreamId } from './events.ts';
 

@@ -1,10 +1,10 @@
+import type { RoleQueries } from '../roles/index.ts';
+import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, type CommandDeps, type SideAppends } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
 import { notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { RoleQueries } from '../roles/queries.ts';
-import type { SettingsProvider } from '../settings/provider.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
 import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type RoleRemovalReason, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
 import { userError } from './errors.ts';

@@ -1,10 +1,9 @@
+import { roleDecider, roleStreamId, type RoleDeleted, type RoleEvent } from '../roles/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { fold } from '../../platform/commands/decider.ts';
 import { DomainError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { commandEach, defineReaction } from '../../platform/reactions/reaction.ts';
-import { roleDecider } from '../roles/decider.ts';
-import { roleStreamId, type RoleDeleted, type RoleEvent } from '../roles/events.ts';
 import type { UserCommands } from './commands.ts';
 import type { RoleRef, UserCreated, UserRoleAssigned } from './events.ts';
 import type { UserQueries } from './queries.ts';

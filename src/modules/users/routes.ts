@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { asOfQuery } from '../audit/history-routes.ts';
 import { notFound } from '../../platform/errors.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
@@ -13,6 +12,7 @@ import type { UserCommands } from './commands.ts';
 import { MAX_PASSWORD_LENGTH } from './passwords.ts';
 import { createdUserView, type UserDetail, type UserQueries } from './queries.ts';
 import {
+  asOfQuery,
   emailSchema,
   nameSchema as name,
   userDetailSchema,

@@ -32,3 +32,12 @@ export const userUpdatedSchema = userSummarySchema
   .pick({ id: true, email: true, enabled: true })
   .extend(userSummarySchema.pick({ username: true, firstName: true, lastName: true }).partial().shape);
 export const userRoleSchema = z.object({ id: z.string(), name: z.string(), description: z.string(), color: z.string() });
+
+/** `?asOf=` of GET /api/users/{id}: an ISO 8601 instant with Z or an offset. */
+export const asOfQuery = z.object({
+  asOf: z.iso
+    .datetime({ offset: true })
+    .transform((text) => new Date(text))
+    .optional()
+    .describe('ISO 8601 instant (view:audit too): the user as it was then, folded from its events'),
+});

@@ -7,7 +7,7 @@ import type { Mailer } from '../../platform/mail/port.ts';
 import type { OutboundChannel } from '../../platform/outbound/engine.ts';
 import type { ClaimedDelivery } from '../../platform/outbound/queue.ts';
 import type { WebhookCommands } from './commands.ts';
-import { webhookTypeOf } from '../audit/event-mapping.ts';
+import { webhookTypeOf } from '../audit/index.ts';
 import { webhookData } from './payloads.ts';
 import { webhookQueries, type WebhookQueries } from './queries.ts';
 import { signatureHeaders } from './signing.ts';

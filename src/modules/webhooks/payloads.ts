@@ -1,9 +1,8 @@
 import type { PublicEvent } from '../../platform/bus/port.ts';
-import type { LoginFailed } from '../auth/events.ts';
+import type { LoginFailed } from '../auth/index.ts';
 import type { EventStore, RecordedEvent } from '../../platform/eventstore/port.ts';
-import type { RoleCreated, RoleUpdated } from '../roles/events.ts';
-import type { Role } from '../roles/queries.ts';
-import type { UserCreated, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../users/events.ts';
+import type { Role, RoleCreated, RoleUpdated } from '../roles/index.ts';
+import type { UserCreated, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../users/index.ts';
 
 /** The data of user.* webhooks: the spec's user.created shape. */
 export interface UserWebhookData {

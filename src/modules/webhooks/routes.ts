@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../audit/vocabulary.ts';
+import { WEBHOOK_EVENT_TYPES } from '../audit/index.ts';
 import { notFound } from '../../platform/errors.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
 import { permission } from '../../platform/http/route.ts';

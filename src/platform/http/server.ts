@@ -15,6 +15,7 @@ import { notFound, platformError, type ErrorStatuses } from '../errors.ts';
 import { createErrorHandling } from './error-handler.ts';
 import { refuseUnstorableInput } from './input-hygiene.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
+import type { RouteRule } from './rate-limit/tiers.ts';
 import { publicAccess, route } from './route.ts';
 import './route-config.ts';
 
@@ -29,6 +30,8 @@ export interface HttpServerOptions {
   version: string;
   /** Every domain code and its status (src/error-statuses.ts). */
   errorStatuses: ErrorStatuses;
+  /** The route-to-tier table (src/rate-limit-rules.ts): which answers document 429. */
+  rateLimitRules: readonly RouteRule[];
 }
 
 declare module 'fastify' {
@@ -146,7 +149,7 @@ export async function createHttpServer(options: HttpServerOptions) {
     },
     transform: jsonSchemaTransform,
     // Schemas with an id (the recursive trees) become components; then the rate-limit documentation.
-    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(jsonSchemaTransformObject(document)) : document.swaggerObject),
+    transformObject: (document) => ('openapiObject' in document ? documentRateLimits(jsonSchemaTransformObject(document), options.rateLimitRules) : document.swaggerObject),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/api/docs' });
   route(app, {

@@ -24,7 +24,7 @@ const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 /** The spec answers GET /api/admin/sessions/{id} with 405 only: its one operation without a success. */
 const ONLY_ERRORS = new Set(['get /api/admin/sessions/{id}']);
 /** /api routes that need no x-tenant (decisions.md): discovery and this document. */
-const TENANTLESS = ['/api/.well-known/', '/api/openapi.json'];
+const TENANTLESS = ['/api/.well-known/', '/api/openapi.json', '/api/asyncapi.json'];
 /** Readiness answers 503 with its checks, not an error. */
 const NOT_ERRORS = new Set(['get /health/ready 503']);
 

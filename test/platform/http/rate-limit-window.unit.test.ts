@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clientAddressKey } from '../../../src/platform/http/rate-limit/client-address.ts';
 import { countHit, judge } from '../../../src/platform/http/rate-limit/sliding-window.ts';
+import { rateLimitRules } from '../../../src/rate-limit-rules.ts';
 import { ruleFor } from '../../../src/platform/http/rate-limit/tiers.ts';
 
 const W = 60_000;
@@ -69,7 +70,7 @@ describe('route tiers', () => {
     ['GET', '/api/openapi.json', null, false],
     ['GET', '/api/asyncapi.json', null, false],
   ])('%s %s -> %s (per account: %s)', (method, path, tier, perAccount) => {
-    const rule = ruleFor(method, path);
+    const rule = ruleFor(rateLimitRules, method, path);
     expect([rule?.tier, rule?.perAccount ?? false]).toEqual([tier, perAccount]);
   });
 });

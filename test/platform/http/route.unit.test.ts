@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DomainError, platformErrorStatuses } from '../../../src/platform/errors.ts';
 import { okBody } from '../../../src/platform/http/envelopes.ts';
 import { publicAccess, route } from '../../../src/platform/http/route.ts';
+import { routeRules } from '../../../src/platform/http/rate-limit/tiers.ts';
 import { createHttpServer, type HttpServer } from '../../../src/platform/http/server.ts';
 import { createMetrics } from '../../../src/platform/metrics.ts';
 
@@ -19,7 +20,7 @@ describe('route declarations', () => {
   };
 
   beforeAll(async () => {
-    app = await createHttpServer({ logger: pino({ level: 'silent' }), metrics: createMetrics(), bodyLimit: 1024, limits: LIMITS, trustProxy: false, issuer: 'http://x.test', version: '0', errorStatuses });
+    app = await createHttpServer({ logger: pino({ level: 'silent' }), metrics: createMetrics(), bodyLimit: 1024, limits: LIMITS, trustProxy: false, issuer: 'http://x.test', version: '0', errorStatuses, rateLimitRules: routeRules([]) });
     const common = { tags: ['Test'], access: publicAccess, method: 'POST' as const, summary: 'test', tenant: 'none' as const };
     route(app, { ...common, url: '/widgets', body: z.strictObject({ name: z.string() }), responses: { 201: okBody(z.object({ name: z.string() })) }, handler: async (request) => ({ ok: true as const, data: { name: request.body.name } }) });
     route(app, { ...common, url: '/taken', responses: { 200: okBody(z.null()) }, errors: ['WIDGET_TAKEN'], handler: raising('WIDGET_TAKEN') });
@@ -50,7 +51,7 @@ describe('route declarations', () => {
   });
 
   it('refuses to register a route declaring a code the table does not map', async () => {
-    const other = await createHttpServer({ logger: pino({ level: 'silent' }), metrics: createMetrics(), bodyLimit: 1024, limits: LIMITS, trustProxy: false, issuer: 'http://x.test', version: '0', errorStatuses });
+    const other = await createHttpServer({ logger: pino({ level: 'silent' }), metrics: createMetrics(), bodyLimit: 1024, limits: LIMITS, trustProxy: false, issuer: 'http://x.test', version: '0', errorStatuses, rateLimitRules: routeRules([]) });
     expect(() => route(other, { tags: [], access: publicAccess, method: 'GET', url: '/x', summary: 'x', responses: {}, errors: ['NOT_IN_TABLE'], handler: async () => ({}) as never })).toThrow('NOT_IN_TABLE');
     await other.close();
   });

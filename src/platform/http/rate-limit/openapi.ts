@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorBodySchemas } from '../envelopes.ts';
-import { ruleFor } from './tiers.ts';
+import { ruleFor, type RouteRule } from './tiers.ts';
 
 interface Operation {
   responses?: Record<string, unknown>;
@@ -41,7 +41,7 @@ const TOO_MANY_REQUESTS = {
  * Adds the rate-limit headers to every response of each limited operation, and its 429 response,
  * as shared components: routes declare nothing themselves (the tier table decides).
  */
-export function documentRateLimits<Document extends object>(generated: Document): Document {
+export function documentRateLimits<Document extends object>(generated: Document, rules: readonly RouteRule[]): Document {
   const document = generated as OpenApiDocument;
   document.components = {
     ...document.components,
@@ -50,7 +50,7 @@ export function documentRateLimits<Document extends object>(generated: Document)
   };
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
-      if (!METHODS.has(method) || !ruleFor(method.toUpperCase(), path)?.tier) continue;
+      if (!METHODS.has(method) || !ruleFor(rules, method.toUpperCase(), path)?.tier) continue;
       const responses = ((operation as Operation).responses ??= {});
       for (const response of Object.values(responses) as { $ref?: string; headers?: Record<string, unknown> }[]) {
         if (!response.$ref) response.headers = { ...response.headers, ...LIMIT_HEADERS };

@@ -6,7 +6,7 @@ import type { IdentifyCaller } from './caller.ts';
 import { clientAddressKey } from './client-address.ts';
 import { judge, type RateLimitVerdict } from './sliding-window.ts';
 import type { RateLimitStore } from './store.ts';
-import { ruleFor, type KeyKind, type Tier, type Tiers } from './tiers.ts';
+import { ruleFor, type KeyKind, type RouteRule, type Tier, type Tiers } from './tiers.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,12 +16,13 @@ declare module 'fastify' {
 }
 
 export interface RateLimitOptions {
+  /** The route-to-tier table (tiers.ts routeRules). */
+  rules: readonly RouteRule[];
   store: RateLimitStore;
   tiers: Tiers;
   identifyCaller: IdentifyCaller;
 }
 
-const ruleOf = (request: FastifyRequest) => ruleFor(request.method, request.routeOptions.url ?? request.url.split('?')[0]!);
 
 /** Of several keys the one with the fewest requests left is reported; any exhausted key rejects. */
 function strictest(verdicts: RateLimitVerdict[]): RateLimitVerdict {
@@ -51,6 +52,7 @@ function accountKey(request: FastifyRequest): string | null {
  */
 export function registerRateLimit(app: HttpServer, options: RateLimitOptions): void {
   const { store, tiers, identifyCaller } = options;
+  const ruleOf = (request: FastifyRequest) => ruleFor(options.rules, request.method, request.routeOptions.url ?? request.url.split('?')[0]!);
   app.decorateRequest('rateLimit', null);
   app.addHook('onClose', () => store.close());
 

@@ -27,54 +27,37 @@ export interface RouteRule {
   perAccount?: true;
 }
 
-/**
- * The one route-to-tier table. Matched on path and method, not on route registration, so routes
- * added later fall into the right tier by their path; the first matching rule wins.
- */
-export const ROUTE_RULES: readonly RouteRule[] = [
+/** The platform's own routes: never limited (probes, metrics, the API documents). */
+export const INFRASTRUCTURE_RULES: readonly RouteRule[] = [
   { path: '/health/*', tier: null },
   { path: '/metrics', tier: null },
   { path: '/api/docs', tier: null },
   { path: '/api/docs/*', tier: null },
   { path: '/api/openapi.json', tier: null },
   { path: '/api/asyncapi.json', tier: null },
+];
 
-  { path: '/api/auth/login', method: 'POST', tier: 'auth', perAccount: true },
-  { path: '/api/auth/signup', method: 'POST', tier: 'auth' },
-  { path: '/api/auth/token', method: 'POST', tier: 'auth' },
-  // Sends a sign-in link to an address: per account too, so nobody floods one mailbox from many addresses.
-  { path: '/api/auth/magic-link', method: 'POST', tier: 'auth', perAccount: true },
-  { path: '/api/auth/magic-link', tier: 'auth' },
-  { path: '/api/auth/magic-link/*', tier: 'auth' },
-  { path: '/api/auth/passwordless/*', tier: 'auth' },
-  { path: '/api/oauth/authenticate', tier: 'auth' },
-  // The pages e-mailed links open: their POSTs do what the API routes above do.
-  { path: '/magic-link', method: 'POST', tier: 'auth' },
-  { path: '/reset-password', method: 'POST', tier: 'sensitive' },
-
-  { path: '/api/user/2fa/*', tier: 'sensitive' },
-  // Unauthenticated, so "per user" is per account named in the body.
-  { path: '/api/auth/forgot-password', tier: 'sensitive', perAccount: true },
-  { path: '/api/auth/reset-password', tier: 'sensitive' },
-  { path: '/api/auth/change-password', tier: 'sensitive' },
-  { path: '/api/user/phone/*', tier: 'sensitive' },
-
-  { path: '/.well-known/*', tier: 'public' },
-  { path: '/api/.well-known/*', tier: 'public' },
-  { path: '/api/scim/*', tier: 'public' },
+/** What no module claims: every other API route per user, any page per address. */
+export const FALLBACK_RULES: readonly RouteRule[] = [
   { path: '/api/*', tier: 'api' },
-  // Pages outside the API (none yet): public, per address.
   { path: '/*', tier: 'public' },
 ];
+
+/**
+ * The route-to-tier table: the platform's rules, then each module's (src/rate-limit-rules.ts),
+ * then the fallbacks. Matched on path and method, not on route registration, so routes added later
+ * fall into the right tier by their path; the first matching rule wins.
+ */
+export const routeRules = (moduleRules: readonly RouteRule[]): readonly RouteRule[] => [...INFRASTRUCTURE_RULES, ...moduleRules, ...FALLBACK_RULES];
 
 const matches = (rule: RouteRule, method: string, path: string): boolean =>
   (!rule.method || rule.method === method) &&
   (rule.path.endsWith('/*') ? path.startsWith(rule.path.slice(0, -1)) : path === rule.path);
 
-/** The rule of a request; `path` without query string. */
-export function ruleFor(method: string, path: string): RouteRule | undefined {
+/** The rule of a request in `rules`; `path` without query string. */
+export function ruleFor(rules: readonly RouteRule[], method: string, path: string): RouteRule | undefined {
   const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return ROUTE_RULES.find((rule) => matches(rule, method, normalized));
+  return rules.find((rule) => matches(rule, method, normalized));
 }
 
 /** How many requests each tier admits per window. */

@@ -1,0 +1,15 @@
+// The public surface of the users module: other modules, the composition root and the read models import only this.
+export { userCommands } from './commands.ts';
+export type { CreateUserInput, UserCommands } from './commands.ts';
+export { userDecider } from './decider.ts';
+export type { ActiveUser } from './decider.ts';
+export { errorStatuses } from './errors.ts';
+export { emailReservation, userEvents, userStreamId } from './events.ts';
+export type { RoleRef, UserCreated, UserDeleted, UserDisabled, UserEnabled, UserEvent, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from './events.ts';
+export { loadUser } from './load.ts';
+export { PasswordHasher, assertPasswordPolicy } from './passwords.ts';
+export { createdUserView, userQueries } from './queries.ts';
+export type { UserDetail, UserQueries } from './queries.ts';
+export { userReactions } from './reactions.ts';
+export { registerUserRoutes } from './routes.ts';
+export { emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema } from './schemas.ts';
