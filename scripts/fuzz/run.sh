@@ -43,8 +43,14 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 
-TOKEN=$(curl -fsS -X POST "$BASE/api/auth/login" -H 'x-tenant: platform' -H 'content-type: application/json' \
-  -d "{\"email\":\"$ADMIN_EMAIL\",\"password\":\"$ADMIN_PASSWORD\"}" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data.accessToken))')
+login() {
+  curl -fsS -X POST "$BASE/api/auth/login" -H 'x-tenant: platform' -H 'content-type: application/json' \
+    -d "{\"email\":\"$ADMIN_EMAIL\",\"password\":\"$ADMIN_PASSWORD\"}" |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).data.accessToken))'
+}
+TOKEN=""
+for _ in $(seq 1 10); do TOKEN=$(login 2>/dev/null) && [ -n "$TOKEN" ] && break; sleep 1; done
+[ -n "$TOKEN" ] || { cat "$SERVICE_LOG"; echo "fuzz: the bootstrap admin could not log in" >&2; exit 1; }
 
 echo "fuzz: schemathesis $SCHEMATHESIS_VERSION for ${FUZZ_SECONDS}s against $BASE/api/openapi.json"
 status=0

@@ -71,7 +71,8 @@ export function registerPermissionCheckAudit(app: FastifyInstance, deps: { write
       deps.writer.record(entry(request, { status: 'failure', errorCode: code, errorMessage: message, metadata }));
     } else if (request.routeOptions.config.auditsFgaCheck && request.principal) {
       const body = request.body as Partial<CheckBody> | undefined;
-      const metadata = body?.objectType ? checkMetadata(body as CheckBody) : null;
+      // A body that failed validation is not recorded: it may hold anything (NUL, megabytes).
+      const metadata = body?.objectType && code !== 'VALIDATION_ERROR' ? checkMetadata(body as CheckBody) : null;
       deps.writer.record(entry(request, { status: 'failure', errorCode: code, errorMessage: message, metadata }));
     }
   });

@@ -92,7 +92,8 @@ export async function createHttpServer(options: HttpServerOptions) {
     genReqId: () => crypto.randomUUID(),
     // One access-log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true },
+    // Long path segments reach the route, whose params schema refuses them in its own envelope.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // The router's own refusals (a malformed or overlong path segment) in the route family's envelope.
     frameworkErrors: (error, request, reply) =>
       sendError(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : platformError('VALIDATION_ERROR', 'Malformed URL')),

@@ -26,13 +26,17 @@ export function defineProjection(projection: Projection): Projection {
   return projection;
 }
 
+/** Whether events of `type` change the projection's read model (one by one or in runs). */
+export const handles = (projection: Projection, type: string): boolean =>
+  Boolean(projection.handlers[type] ?? projection.batchHandlers?.[type]);
+
 /**
  * Applies events in order. Events the projection ignores are skipped first, so a run of one
  * batch-handled type is not cut by them (a UserCreated run survives interleaved reservations).
  */
 export async function applyEvents(projection: Projection, events: RecordedEvent[], tx: PoolClient): Promise<void> {
   const { handlers, batchHandlers = {} } = projection;
-  const handled = events.filter((event) => handlers[event.type] ?? batchHandlers[event.type]);
+  const handled = events.filter((event) => handles(projection, event.type));
   for (let start = 0; start < handled.length; ) {
     const { type } = handled[start]!;
     const batch = batchHandlers[type];

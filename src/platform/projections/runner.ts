@@ -4,7 +4,7 @@ import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port
 import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
-import { applyEvents, type Projection } from './projection.ts';
+import { applyEvents, handles, type Projection } from './projection.ts';
 
 /**
  * Keeps one read model up to date from the global log. Several instances (or a rebuild command)
@@ -116,7 +116,7 @@ export class ProjectionRunner extends FollowerGroup<ProjectionWorker> {
       this.workers
         .filter((worker) => name === undefined || worker.projection.name === name)
         .map((worker) => {
-          const handled = writes.filter((write) => write.types.some((type) => worker.projection.handlers[type]));
+          const handled = writes.filter((write) => write.types.some((type) => handles(worker.projection, type)));
           const target = handled.reduce((max, write) => (write.position > max ? write.position : max), 0n);
           return target === 0n ? true : worker.waiters.wait(target, timeoutMs);
         }),
