@@ -8,11 +8,13 @@ import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionComm
 import { registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
 import { bootstrapPlatformTenant, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
 import { PasswordHasher, assertPasswordPolicy, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
+import { registerWebhookRoutes, webhookQueries, webhooksModule } from './modules/webhooks/index.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { openBus, openMailerFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
+import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
 import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
+import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
@@ -114,6 +116,22 @@ export async function buildService(infra: Infrastructure) {
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const outboundClient = outboundClientFromConfig(config);
+  const webhooks = webhooksModule({
+    ...commandDeps,
+    pool,
+    queries: readModelQueries('webhooks', readYourWrites, webhookQueries(pool)),
+    bus,
+    topic,
+    client: outboundClient,
+    secretBox,
+    mailer,
+    adminEmails: async (tenant) => (await users.queries.list(tenant, { page: 1, limit: 100, role: 'admin', status: 'active' })).items.map((user) => user.email),
+    retrySchedule: config.IAM_WEBHOOK_RETRY_SCHEDULE,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    metrics: registerOutboundMetrics(metrics, clock),
+    logger,
+  });
   const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
 
   const firstAdmin = {
@@ -178,6 +196,7 @@ export async function buildService(infra: Infrastructure) {
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
   registerAuditLogRoutes(app, auditQueries(pool));
+  registerWebhookRoutes(app, webhooks);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
@@ -208,12 +227,15 @@ export async function buildService(infra: Infrastructure) {
     permissionChecks,
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
+    webhooks,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
       await reactions.start();
       await fga.start();
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
+      // Consumers join before the relay publishes, so the in-process bus hands them every event.
+      await webhooks.start();
       relay?.start();
       await bootstrap();
       sessionSweep.start();
@@ -226,6 +248,8 @@ export async function buildService(infra: Infrastructure) {
       await sessionSweep.stop();
       await mailer.close();
       await relay?.stop();
+      await webhooks.stop();
+      outboundClient.close();
       await fga.stop();
       await reactions.stop();
       await runner.stop();

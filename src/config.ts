@@ -10,6 +10,14 @@ const optionalString = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
 
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** `500ms`, `2s`, `5m`, `12h` in milliseconds, or null. */
+function durationMs(text: string): number | null {
+  const match = /^(\d+)(ms|s|m|h)$/.exec(text);
+  return match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : null;
+}
+
 /** Every environment setting of the service, with its default. Read once at start. */
 const configSchema = z
   .object({
@@ -30,6 +38,22 @@ const configSchema = z
     IAM_BOOTSTRAP_ADMIN_PASSWORD: optionalString,
     IAM_DEFAULT_TENANT: optionalString,
     IAM_ALLOW_PRIVATE_NETWORK_TARGETS: booleanFromEnv.default(false),
+    /** How long a webhook or log-stream receiver has to answer one delivery attempt. */
+    IAM_OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
+    /**
+     * A PEM file of certificates outbound deliveries trust beside the public roots (a private CA, a
+     * test receiver's self-signed certificate). Read at start; NODE_EXTRA_CA_CERTS works as well.
+     */
+    IAM_OUTBOUND_CA_FILE: optionalString,
+    /** Waits before each webhook retry (comma-separated, units ms, s, m, h); tests shorten it. */
+    IAM_WEBHOOK_RETRY_SCHEDULE: z
+      .string()
+      .default('1m,5m,30m,2h,12h')
+      .transform((value, context) => {
+        const delays = value.split(',').map((part) => durationMs(part.trim()));
+        if (delays.some((delay) => delay === null)) context.addIssue({ code: 'custom', message: 'expected durations such as 1m,5m,30m,2h,12h' });
+        return delays as number[];
+      }),
     /** Outgoing e-mail server, `smtp://` or `smtps://` (implicit TLS) with credentials in the URL; unset: the log. */
     SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//i, 'must be an smtp:// or smtps:// URL').optional()),
     /**

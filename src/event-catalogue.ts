@@ -7,6 +7,7 @@ import { sessionEvents } from './modules/sessions/index.ts';
 import { settingsEvents } from './modules/settings/index.ts';
 import { tenantEvents } from './modules/tenants/index.ts';
 import { userEvents } from './modules/users/index.ts';
+import { webhookEvents } from './modules/webhooks/index.ts';
 import { reservationEvents } from './platform/commands/reservations.ts';
 import type { EventStore, RecordedEvent } from './platform/eventstore/port.ts';
 import { EventCatalogue } from './platform/events/catalogue.ts';
@@ -24,6 +25,7 @@ export const eventCatalogue = new EventCatalogue([
   ...settingsEvents,
   ...fgaModelEvents,
   ...fgaTupleEvents,
+  ...webhookEvents,
   ...reservationEvents,
 ]);
 

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import type { Clock } from './platform/clock.ts';
 import { openEventBus } from './platform/bus/open.ts';
 import type { Queryable } from './platform/db/pool.ts';
@@ -12,6 +13,7 @@ import type { RateLimitOptions } from './platform/http/rate-limit/plugin.ts';
 import { PostgresRateLimitStore } from './platform/http/rate-limit/postgres-store.ts';
 import { buildTiers, type RouteRule } from './platform/http/rate-limit/tiers.ts';
 import { openMailer } from './platform/mail/open.ts';
+import { HttpsClient } from './platform/outbound/https-client.ts';
 
 /**
  * Where the environment (src/config.ts) meets the platform: the platform never reads the
@@ -69,4 +71,21 @@ export function rateLimitsFromConfig(
     }),
     identifyCaller: callerFromAccessToken(deps.tokens),
   };
+}
+
+/** The client of webhook and log-stream deliveries, with the address policy and CA file of the environment. */
+export function outboundClientFromConfig(config: Config): HttpsClient {
+  return new HttpsClient({
+    allowPrivateNetworks: config.IAM_ALLOW_PRIVATE_NETWORK_TARGETS,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    extraCaPem: config.IAM_OUTBOUND_CA_FILE ? readCaFile(config.IAM_OUTBOUND_CA_FILE) : undefined,
+  });
+}
+
+function readCaFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`IAM_OUTBOUND_CA_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`]);
+  }
 }

@@ -5,7 +5,8 @@ import { sessionsProjection } from '../projections/sessions.ts';
 import { settingsProjection } from '../projections/settings.ts';
 import { tenantsProjection } from '../projections/tenants.ts';
 import { usersProjection } from '../projections/users.ts';
+import { webhooksProjection } from '../projections/webhooks.ts';
 import type { Projection } from './platform/projections/projection.ts';
 
 /** Every read model of the service, in one list for the runner and the rebuild command. */
-export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection];
+export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection, webhooksProjection];

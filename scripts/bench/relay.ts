@@ -17,12 +17,8 @@ import type { NewEvent } from '../../src/platform/eventstore/port.ts';
 import { EventCatalogue } from '../../src/platform/events/catalogue.ts';
 import { defineEvent } from '../../src/platform/events/define-event.ts';
 import { newId } from '../../src/platform/ids.ts';
-import { benchDatabase, fmt, percentile } from './support.ts';
+import { benchDatabase, fmt, numberOption as option, percentile } from './support.ts';
 
-const option = (name: string, fallback: number): number => {
-  const flag = process.argv.indexOf(`--${name}`);
-  return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
-};
 const totalEvents = option('events', 20_000);
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);

@@ -40,3 +40,9 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** `--name <number>` from the command line, or `fallback`. */
+export const numberOption = (name: string, fallback: number): number => {
+  const flag = process.argv.indexOf(`--${name}`);
+  return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
+};

@@ -7,16 +7,20 @@ import type { SessionEvent } from '../sessions/index.ts';
 import type { SettingsEvent } from '../settings/index.ts';
 import type { TenantEvent } from '../tenants/index.ts';
 import type { RoleRef, UserEvent } from '../users/index.ts';
+import type { WebhookEvent } from '../webhooks/index.ts';
 import type { ReservationEventType } from '../../platform/commands/reservations.ts';
 import { REDACTED } from '../../platform/events/catalogue.ts';
 import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.ts';
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent)['type']
   | ReservationEventType;
 
-type DataOf<T extends KnownEventType> = Extract<UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent, { type: T }>['data'];
+type DataOf<T extends KnownEventType> = Extract<
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent,
+  { type: T }
+>['data'];
 
 /** A resource's summary fields (metadata.before / metadata.after): never a secret in clear. */
 export type Summary = Record<string, unknown>;
@@ -48,6 +52,7 @@ export type AuditMapping = { [T in Exclude<KnownEventType, ReservationEventType>
 
 const roleNames = (roles: RoleRef[]) => roles.map((role) => role.name).sort();
 const userId = (data: { userId: string }) => data.userId;
+const webhookId = (data: { webhookId: string }) => data.webhookId;
 /** A reason added by a reaction (role_deleted, user_deleted) or carried by the event. */
 const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
 const withRoles = (before: Summary | null, change: (roles: string[]) => string[]): Summary | null =>
@@ -247,6 +252,38 @@ export const AUDIT_MAPPING: AuditMapping = {
     details: (d) => ({ modelId: d.modelId }),
   },
   FgaTupleDeleted: { actions: ['FGA_TUPLE_DELETED'], resource: 'fga_tuple', resourceId: (d) => tupleToString(d.tuple), webhook: null },
+
+  // Summaries leave the signing secret out: events hold it sealed, and not even its last four belong in the log.
+  WebhookCreated: {
+    actions: ['WEBHOOK_CREATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    summary: (_before, d) => ({ name: d.name, url: d.url, events: d.events, isActive: d.isActive }),
+  },
+  WebhookUpdated: {
+    actions: ['WEBHOOK_UPDATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    summary: (before, { webhookId: _id, ...changes }) => merged(before, changes),
+  },
+  WebhookSecretRotated: {
+    actions: ['WEBHOOK_SECRET_ROTATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    details: (d) => ({ previousSecretExpiresAt: d.previousSecretExpiresAt }),
+  },
+  WebhookDeactivated: {
+    actions: ['WEBHOOK_DEACTIVATED'],
+    resource: 'webhook',
+    resourceId: webhookId,
+    webhook: null,
+    summary: (before) => merged(before, { isActive: false }),
+    details: (d) => ({ consecutiveFailures: d.consecutiveFailures }),
+  },
+  WebhookDeleted: { actions: ['WEBHOOK_DELETED'], resource: 'webhook', resourceId: webhookId, webhook: null, summary: () => null },
 
   ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
   ReservationReleased: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },

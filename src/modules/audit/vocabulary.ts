@@ -36,6 +36,11 @@ export const AUDIT_ACTIONS = [
   'FGA_MODEL_DELETED',
   'FGA_TUPLE_WRITTEN',
   'FGA_TUPLE_DELETED',
+  'WEBHOOK_CREATED',
+  'WEBHOOK_UPDATED',
+  'WEBHOOK_SECRET_ROTATED',
+  'WEBHOOK_DEACTIVATED',
+  'WEBHOOK_DELETED',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -43,7 +48,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 /** Recorded by the permission-check writer, never by the projection: excluded from listings by default. */
 export const PERMISSION_CHECK: AuditAction = 'PERMISSION_CHECK';
 
-export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple'] as const;
+export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook'] as const;
 
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 

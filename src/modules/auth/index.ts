@@ -3,7 +3,7 @@ export { tokenAuthenticator } from './authenticator.ts';
 export { registerCredentialRoutes } from './credential-routes.ts';
 export { errorStatuses } from './errors.ts';
 export { loginEvents, loginStreamId } from './events.ts';
-export type { AccountLocked, AccountUnlocked, LoginEvent, LoginSucceeded } from './events.ts';
+export type { AccountLocked, AccountUnlocked, LoginEvent, LoginFailed, LoginSucceeded } from './events.ts';
 export { linkDelivery } from './link-delivery.ts';
 export { registerLinkPages } from './link-pages.ts';
 export { lockoutCommands } from './lockout.ts';

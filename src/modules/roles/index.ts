@@ -7,5 +7,5 @@ export type { RoleCreated, RoleDeleted, RoleEvent, RoleUpdated } from './events.
 export { grants, permissionsWithinScope } from './permissions.ts';
 export type { Permission } from './permissions.ts';
 export { roleQueries } from './queries.ts';
-export type { RoleQueries } from './queries.ts';
+export type { Role, RoleQueries } from './queries.ts';
 export { registerRoleRoutes } from './routes.ts';

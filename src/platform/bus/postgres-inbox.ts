@@ -20,4 +20,23 @@ export class PostgresInbox implements Inbox<PoolClient> {
       return true;
     });
   }
+
+  /**
+   * runOnce for a whole batch in one transaction (one round trip for the inbox, however many
+   * events): records the events the group has not applied yet and runs `effect` with their ids.
+   * Ids are inserted in sorted order, so two deliveries of overlapping batches wait for each other
+   * instead of deadlocking. Resolves the number of events applied now.
+   */
+  runOnceEach(groupId: string, eventIds: readonly string[], effect: (fresh: ReadonlySet<string>, tx: PoolClient) => Promise<void>): Promise<number> {
+    return withTransaction(this.pool, async (tx) => {
+      const { rows } = await tx.query<{ event_id: string }>(
+        `insert into inbox (group_id, event_id) select $1, id from unnest($2::text[]) as ids (id) order by id
+         on conflict do nothing returning event_id`,
+        [groupId, [...new Set(eventIds)]],
+      );
+      const fresh = new Set(rows.map((row) => row.event_id));
+      if (fresh.size > 0) await effect(fresh, tx);
+      return fresh.size;
+    });
+  }
 }

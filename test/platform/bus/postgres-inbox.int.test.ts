@@ -60,4 +60,26 @@ describe('PostgresInbox', () => {
     expect(outcomes.filter(Boolean)).toHaveLength(1);
     expect(await effectsOf(eventId)).toBe(1);
   });
+
+  it('applies a batch once per event: only the events not applied yet reach the effect, in one transaction with their rows', async () => {
+    const inbox = new PostgresInbox(db.pool);
+    const [a, b, c] = [newId(), newId(), newId()];
+    await inbox.runOnce('batch', a, recordEffect(a));
+    const applyEach = (fresh: ReadonlySet<string>, tx: PoolClient) => Promise.all([...fresh].map((id) => recordEffect(id)(tx))).then(() => undefined);
+
+    expect(await inbox.runOnceEach('batch', [a, b, b, c], applyEach)).toBe(2);
+    expect(await inbox.runOnceEach('batch', [c, b, a], applyEach)).toBe(0);
+    expect([await effectsOf(a), await effectsOf(b), await effectsOf(c)]).toEqual([1, 1, 1]);
+
+    const d = newId();
+    await expect(
+      inbox.runOnceEach('batch', [d], async (fresh, tx) => {
+        await applyEach(fresh, tx);
+        throw new Error('queue unavailable');
+      }),
+    ).rejects.toThrow('queue unavailable');
+    expect(await effectsOf(d)).toBe(0);
+    expect(await inbox.runOnceEach('batch', [d], applyEach)).toBe(1);
+  });
 });
+

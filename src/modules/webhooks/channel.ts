@@ -1,0 +1,99 @@
+import type { Logger } from 'pino';
+import { systemContext } from '../../platform/commands/context.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import type { Mailer } from '../../platform/mail/port.ts';
+import type { OutboundChannel } from '../../platform/outbound/engine.ts';
+import type { ClaimedDelivery } from '../../platform/outbound/queue.ts';
+import type { WebhookCommands } from './commands.ts';
+import { webhookTypeOf } from '../audit/index.ts';
+import { webhookData } from './payloads.ts';
+import { webhookQueries, type WebhookQueries } from './queries.ts';
+import { signatureHeaders } from './signing.ts';
+
+/** Consecutive failed attempts after which a subscription is deactivated (spec, Limits). */
+export const FAILURES_BEFORE_DEACTIVATION = 10;
+
+const USER_AGENT = 'IAM-Webhooks/1.0';
+
+/** The type of the event POST /api/webhooks/{id}/test sends. */
+export const TEST_WEBHOOK_TYPE = 'webhook.test';
+
+/** The body every attempt of a delivery sends: `{id, type, timestamp, data}` (spec, Webhook events). */
+export const webhookBody = (id: string, type: string, timestamp: string, data: unknown): string => JSON.stringify({ id, type, timestamp, data });
+
+export interface WebhookChannelDeps {
+  store: EventStore;
+  queries: WebhookQueries;
+  commands: WebhookCommands;
+  secretBox: SecretBox;
+  clock: Clock;
+  mailer: Mailer;
+  /** Addresses of the tenant's administrators, told when a subscription is deactivated. */
+  adminEmails(tenant: string): Promise<string[]>;
+  /** Waits before retries 1, 2 ... (IAM_WEBHOOK_RETRY_SCHEDULE); none left after the last. */
+  retrySchedule: number[];
+  logger: Logger;
+}
+
+/** Webhooks on the delivery engine: which subscriptions an event goes to, and how an attempt is signed. */
+export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
+  async function notifyAdmins(delivery: ClaimedDelivery, failures: number): Promise<void> {
+    const webhook = await deps.queries.get(delivery.tenantId, delivery.targetId);
+    const recipients = await deps.adminEmails(delivery.tenantId);
+    const text = [
+      `The webhook subscription "${webhook?.name ?? delivery.targetId}" (${webhook?.url ?? 'deleted'}) of tenant ${delivery.tenantId}`,
+      `was deactivated after ${failures} consecutive failed deliveries. It receives no events until it is`,
+      'reactivated (PUT /api/webhooks/{id} with isActive true); its delivery log shows the failures.',
+    ].join('\n');
+    for (const to of recipients) {
+      await deps.mailer.send({ to, subject: 'A webhook subscription was deactivated', text }).catch((error: unknown) => {
+        deps.logger.error({ err: error, webhookId: delivery.targetId }, 'could not tell an administrator about a deactivated webhook');
+      });
+    }
+  }
+
+  return {
+    name: 'webhooks',
+
+    async fanOut(event, tx) {
+      const type = webhookTypeOf(event.type);
+      if (!type) return [];
+      const targets = await webhookQueries(tx).subscribedTo(event.tenantId, type, event.occurredAt);
+      if (targets.length === 0) return [];
+      const payload = webhookBody(event.id, type, event.occurredAt, await webhookData(deps.store, type, event));
+      return targets.map((targetId) => ({ tenantId: event.tenantId, targetId, eventType: type, payload }));
+    },
+
+    async prepare(delivery) {
+      const target = await deps.queries.target(delivery.tenantId, delivery.targetId);
+      // A test event reaches an inactive subscription too: that is how one checks it before reactivating.
+      if (!target || (!target.isActive && delivery.eventType !== TEST_WEBHOOK_TYPE)) return null;
+      const now = deps.clock.now();
+      const secrets = [deps.secretBox.open(target.sealedSecret)];
+      if (target.previousSealedSecret && target.previousSecretExpiresAt && target.previousSecretExpiresAt > now) {
+        secrets.push(deps.secretBox.open(target.previousSealedSecret));
+      }
+      return {
+        url: target.url,
+        body: delivery.payload,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'x-webhook-id': delivery.eventId,
+          ...signatureHeaders(secrets, now, delivery.payload),
+        },
+      };
+    },
+
+    retryDelayMs: (attempt) => deps.retrySchedule[attempt - 1] ?? null,
+
+    failureThreshold: FAILURES_BEFORE_DEACTIVATION,
+
+    async onTargetFailing(delivery, failures) {
+      const deactivated = await deps.commands.deactivate(delivery.tenantId, delivery.targetId, failures, systemContext(delivery.tenantId));
+      if (deactivated) await notifyAdmins(delivery, failures);
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import type { Logger } from 'pino';
+import type { EventBus } from '../../platform/bus/port.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { CommandContext } from '../../platform/commands/context.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { Pool } from '../../platform/db/pool.ts';
+import { notFound, validationError } from '../../platform/errors.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Mailer } from '../../platform/mail/port.ts';
+import { OutboundEngine } from '../../platform/outbound/engine.ts';
+import { OutboundRefusedError, type HttpsClient } from '../../platform/outbound/https-client.ts';
+import type { OutboundMetrics } from '../../platform/outbound/metrics.ts';
+import type { DeliveryRecord } from '../../platform/outbound/queue.ts';
+import { TEST_WEBHOOK_TYPE, webhookChannel, webhookBody } from './channel.ts';
+import { webhookCommands } from './commands.ts';
+import type { WebhookSettings } from './events.ts';
+import { webhookError } from './errors.ts';
+import type { WebhookQueries } from './queries.ts';
+
+export interface WebhooksModuleDeps {
+  store: EventStore;
+  pool: Pool;
+  /** The read model's queries (wrapped for read-your-writes by the composition root). */
+  queries: WebhookQueries;
+  clock: Clock;
+  bus: EventBus;
+  topic: string;
+  client: HttpsClient;
+  secretBox: SecretBox;
+  mailer: Mailer;
+  adminEmails(tenant: string): Promise<string[]>;
+  retrySchedule: number[];
+  timeoutMs: number;
+  metrics: OutboundMetrics;
+  logger: Logger;
+}
+
+/** The delivery log's statuses: a delivery dropped because its subscription went away shows as failed. */
+const asLogEntry = ({ status, ...delivery }: DeliveryRecord) => ({ ...delivery, status: status === 'cancelled' ? 'failed' : status });
+
+/** Webhook subscriptions (commands, read model) and their deliveries on the outbound engine. */
+export function webhooksModule(deps: WebhooksModuleDeps) {
+  const { queries } = deps;
+  const commands = webhookCommands(deps);
+  const engine = new OutboundEngine({
+    channel: webhookChannel({ ...deps, queries, commands, logger: deps.logger.child({ component: 'webhooks' }) }),
+    bus: deps.bus,
+    topic: deps.topic,
+    pool: deps.pool,
+    client: deps.client,
+    clock: deps.clock,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    timeoutMs: deps.timeoutMs,
+  });
+  const existing = async (tenant: string, webhookId: string) => (await queries.get(tenant, webhookId)) ?? Promise.reject(notFound('Webhook'));
+
+  /** https only, and not an address the service refuses to send to (checked again at every attempt). */
+  async function assertDeliverable(url: string): Promise<void> {
+    try {
+      await deps.client.checkedAddress(url);
+    } catch (error) {
+      if (error instanceof OutboundRefusedError) throw validationError(`url: ${error.message}`, [{ path: 'url', message: error.message }]);
+      throw error;
+    }
+  }
+
+  return {
+    commands: {
+      async create(tenant: string, settings: WebhookSettings, context: CommandContext) {
+        await assertDeliverable(settings.url);
+        return commands.create(tenant, settings, context);
+      },
+      async update(tenant: string, webhookId: string, changes: Partial<WebhookSettings>, context: CommandContext) {
+        const before = await existing(tenant, webhookId);
+        if (changes.url) await assertDeliverable(changes.url);
+        const result = await commands.update(tenant, webhookId, changes, context);
+        // Reactivated: the failures that deactivated it no longer count.
+        if (changes.isActive && !before.isActive) await engine.queue.resetFailures(webhookId);
+        return result;
+      },
+      delete: commands.delete,
+      rotateSecret: commands.rotateSecret,
+    },
+    queries,
+
+    async deliveries(tenant: string, webhookId: string, page: number, limit: number) {
+      await existing(tenant, webhookId);
+      const { items, total } = await engine.queue.listForTarget(tenant, webhookId, page, limit);
+      return { items: items.map(asLogEntry), total };
+    },
+
+    /** Attempts a failed delivery again now (its attempt count goes on). */
+    async retry(tenant: string, webhookId: string, deliveryId: string) {
+      await existing(tenant, webhookId);
+      const delivery = await engine.queue.get(tenant, webhookId, deliveryId);
+      if (!delivery) throw notFound('Delivery');
+      if (!(await engine.queue.retryNow(tenant, webhookId, deliveryId, deps.clock.now()))) {
+        throw webhookError('DELIVERY_NOT_FAILED', 'Only a failed delivery can be retried; this one is delivered or still has attempts scheduled');
+      }
+      engine.wake();
+      return asLogEntry((await engine.queue.get(tenant, webhookId, deliveryId))!);
+    },
+
+    /** Sends a `webhook.test` event to the subscription (even an inactive one). */
+    async sendTest(tenant: string, webhookId: string) {
+      await existing(tenant, webhookId);
+      const eventId = newId();
+      const now = deps.clock.now();
+      const payload = webhookBody(eventId, TEST_WEBHOOK_TYPE, now.toISOString(), { webhookId, message: 'This is a test event' });
+      const [deliveryId] = await engine.queue.enqueue(deps.pool, [{ tenantId: tenant, targetId: webhookId, eventId, eventType: TEST_WEBHOOK_TYPE, payload }], now);
+      engine.wake();
+      return asLogEntry((await engine.queue.get(tenant, webhookId, deliveryId!))!);
+    },
+
+    start: () => engine.start(),
+    stop: () => engine.stop(),
+  };
+}
+
+export type WebhooksModule = ReturnType<typeof webhooksModule>;

@@ -1,0 +1,167 @@
+import { EventEmitter, once } from 'node:events';
+import type { Logger } from 'pino';
+import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
+import { PostgresInbox } from '../bus/postgres-inbox.ts';
+import type { Clock } from '../clock.ts';
+import type { Pool, PoolClient } from '../db/pool.ts';
+import type { HttpsClient, OutboundRequest } from './https-client.ts';
+import type { OutboundMetrics } from './metrics.ts';
+import { OutboundQueue, type ClaimedDelivery, type NewDelivery } from './queue.ts';
+
+/** What a feature (webhooks, log streams) tells the engine; the engine knows nothing of its domain. */
+export interface OutboundChannel {
+  /** Names the consumer group (`<topic>.<name>`), the queue's rows and the metrics' label. */
+  name: string;
+  /**
+   * The deliveries an event causes, one per target (none for most events), each with the type name
+   * the receiver knows it by. Runs in the inbox transaction.
+   */
+  fanOut(event: PublicEvent, tx: PoolClient): Promise<Omit<NewDelivery, 'eventId'>[]>;
+  /** The request of one attempt (signed now), or null when the target takes no deliveries any more. */
+  prepare(delivery: ClaimedDelivery): Promise<OutboundRequest | null>;
+  /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
+  retryDelayMs(attempt: number): number | null;
+  /** Consecutive failed attempts of one target after which `onTargetFailing` is called. */
+  failureThreshold: number;
+  /** Called after each failed attempt once the target's consecutive failures reach the threshold. */
+  onTargetFailing(delivery: ClaimedDelivery, consecutiveFailures: number): Promise<void>;
+}
+
+export interface OutboundEngineOptions {
+  channel: OutboundChannel;
+  bus: EventBus;
+  topic: string;
+  pool: Pool;
+  client: HttpsClient;
+  clock: Clock;
+  logger: Logger;
+  metrics: OutboundMetrics;
+  /** Bounds every attempt; the claim's lease outlasts it. */
+  timeoutMs: number;
+  /** Attempts in flight at once in this instance. */
+  concurrency?: number;
+  /** How often idle workers look for due deliveries another instance enqueued or a retry that fell due. */
+  pollMs?: number;
+}
+
+const LEASE_MARGIN_MS = 30_000;
+
+/**
+ * The delivery engine: a consumer group turns events into rows of a durable queue (in the inbox
+ * transaction, so each event reaches each target once), and workers send due rows, record each
+ * attempt and schedule the next. The consumer only enqueues, so a slow receiver never holds up the
+ * bus; the queue lives in PostgreSQL, so retries survive restarts and several instances share it.
+ */
+export class OutboundEngine {
+  readonly queue: OutboundQueue;
+  private readonly wakeUp = new EventEmitter().setMaxListeners(0);
+  private readonly stopping = new AbortController();
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Set by wake(): news that arrived while the worker was busy is not lost. */
+  private wakeRequested = false;
+  private subscription: Subscription | null = null;
+  private working: Promise<void> | null = null;
+  private readonly concurrency: number;
+  private readonly pollMs: number;
+
+  constructor(private readonly options: OutboundEngineOptions) {
+    this.queue = new OutboundQueue(options.pool, options.channel.name);
+    this.concurrency = options.concurrency ?? 32;
+    this.pollMs = options.pollMs ?? 500;
+    options.metrics.track(this.queue);
+  }
+
+  async start(): Promise<void> {
+    const { channel, bus, topic, pool, clock } = this.options;
+    // Per topic: members of one Kafka group must subscribe to the same topics.
+    const groupId = `${topic}.${channel.name}`;
+    const inbox = new PostgresInbox(pool);
+    this.subscription = await bus.subscribe({
+      groupId,
+      topic,
+      fromBeginning: false,
+      // One transaction per batch: the inbox rows of its new events and their deliveries.
+      handler: async (messages) => {
+        const enqueued = await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
+          const deliveries: NewDelivery[] = [];
+          const fannedOut = new Set<string>();
+          for (const { value: event } of messages) {
+            // A redelivered batch may hold an event twice; it fans out once.
+            if (!fresh.has(event.id) || fannedOut.has(event.id)) continue;
+            fannedOut.add(event.id);
+            for (const delivery of await channel.fanOut(event, tx)) deliveries.push({ ...delivery, eventId: event.id });
+          }
+          await this.queue.enqueue(tx, deliveries, clock.now());
+        });
+        if (enqueued > 0) this.wake();
+      },
+    });
+    this.working = this.work();
+  }
+
+  /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */
+  wake(): void {
+    this.wakeRequested = true;
+    this.wakeUp.emit('wake');
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.close();
+    this.stopping.abort();
+    await this.working;
+  }
+
+  private async work(): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      this.wakeRequested = false;
+      const free = this.concurrency - this.inFlight.size;
+      let claimed: ClaimedDelivery[] = [];
+      if (free > 0) {
+        claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS).catch((error: unknown) => {
+          this.options.logger.error({ err: error, channel: this.options.channel.name }, 'claiming due deliveries failed');
+          return [];
+        });
+      }
+      for (const delivery of claimed) {
+        const attempt = this.attempt(delivery).finally(() => {
+          this.inFlight.delete(attempt);
+          this.wake();
+        });
+        this.inFlight.add(attempt);
+      }
+      // A full batch may have more behind it; otherwise wait for news or the next poll.
+      if ((claimed.length === 0 || claimed.length < free) && !this.wakeRequested) {
+        await once(this.wakeUp, 'wake', { signal: AbortSignal.any([signal, AbortSignal.timeout(this.pollMs)]) }).catch(() => undefined);
+      }
+    }
+    await Promise.all([...this.inFlight]);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { channel, client, clock, logger } = this.options;
+    try {
+      const request = await channel.prepare(delivery);
+      if (!request) {
+        await this.queue.cancel(delivery, 'the target no longer takes deliveries');
+        this.options.metrics.outcome(channel.name, 'cancelled');
+        return;
+      }
+      const startedAt = clock.now();
+      const result = await client.post(request, this.stopping.signal);
+      if (this.stopping.signal.aborted && !result.ok) {
+        // Interrupted by shutdown, not failed: the next start attempts it again.
+        await this.queue.release(delivery);
+        return;
+      }
+      const delayMs = result.ok ? null : channel.retryDelayMs(delivery.attempt);
+      const outcome = result.ok ? ({ delivered: true } as const) : { delivered: false as const, retryAt: delayMs === null ? null : new Date(clock.now().getTime() + delayMs) };
+      const failures = await this.queue.recordAttempt(delivery, result, outcome, startedAt);
+      this.options.metrics.outcome(channel.name, result.ok ? 'delivered' : delayMs === null ? 'failed' : 'retrying');
+      if (!result.ok && failures >= channel.failureThreshold) await channel.onTargetFailing(delivery, failures);
+    } catch (error) {
+      // The claim's lease runs out and the delivery is attempted again.
+      logger.error({ err: error, channel: channel.name, deliveryId: delivery.id }, 'delivery attempt could not be recorded');
+    }
+  }
+}

@@ -1,0 +1,167 @@
+import { lookup } from 'node:dns/promises';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { createSecureContext, rootCertificates } from 'node:tls';
+import { refusalReason } from './address-policy.ts';
+
+/** What one outbound request came to. `error` is set when it failed before a usable answer. */
+export interface AttemptResult {
+  ok: boolean;
+  status: number | null;
+  /** At most the first RESPONSE_BODY_LIMIT bytes of the answer, as text. */
+  body: string | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface OutboundRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+export interface HttpsClientOptions {
+  /** IAM_ALLOW_PRIVATE_NETWORK_TARGETS: loopback and private ranges become reachable (never metadata). */
+  allowPrivateNetworks: boolean;
+  timeoutMs: number;
+  /** PEM certificates trusted beside the public roots (IAM_OUTBOUND_CA_FILE). */
+  extraCaPem?: string | undefined;
+  /** DNS, replaceable so a test can make a name resolve to a chosen address. */
+  resolve?: Resolver;
+  maxSockets?: number;
+}
+
+export const RESPONSE_BODY_LIMIT = 1024;
+/** Response headers larger than this fail the attempt (a receiver cannot make us buffer more). */
+const MAX_RESPONSE_HEADER_BYTES = 16 * 1024;
+
+export class OutboundRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundRefusedError';
+  }
+}
+
+const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
+
+/**
+ * POSTs to receivers outside the service (webhooks, log streams) without becoming a way into the
+ * service's own network: https only; the host is resolved here and every address checked
+ * (address-policy.ts), then the connection goes to the address that was checked, so a second DNS
+ * answer (rebinding) cannot swap it; redirects are not followed (a 3xx is a failure); the answer
+ * is read up to 1 KB and its headers up to 16 KB; the whole request is bounded by `timeoutMs`.
+ */
+export class HttpsClient {
+  private readonly agent: https.Agent;
+  private readonly resolve: Resolver;
+
+  constructor(private readonly options: HttpsClientOptions) {
+    this.resolve = options.resolve ?? systemResolver;
+    this.agent = new https.Agent({
+      keepAlive: true,
+      maxSockets: options.maxSockets ?? 64,
+      // One context for every connection: given as `ca`, the certificates would be parsed again for
+      // each connection and serialised into the agent's pool key for each request.
+      ...(options.extraCaPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) } : {}),
+    });
+  }
+
+  /**
+   * The address a request to `url` would connect to; throws OutboundRefusedError when the URL is
+   * not https or any of the host's addresses is refused (one bad answer is enough: DNS may rotate).
+   */
+  async checkedAddress(url: string): Promise<{ url: URL; address: string; family: number }> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new OutboundRefusedError('not a valid URL');
+    }
+    if (parsed.protocol !== 'https:') throw new OutboundRefusedError('only https URLs are allowed');
+    const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+    const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await this.resolve(host).catch(() => []);
+    if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve`);
+    for (const { address } of addresses) {
+      const reason = refusalReason(address, this.options.allowPrivateNetworks);
+      if (reason) throw new OutboundRefusedError(`${host} resolves to a ${reason} address (${address}), which is not allowed`);
+    }
+    const { address, family } = addresses[0]!;
+    return { url: parsed, address, family };
+  }
+
+  /** `signal` interrupts the attempt (shutdown); the timeout applies anyway. */
+  async post(request: OutboundRequest, signal?: AbortSignal): Promise<AttemptResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const failure = (error: string, status: number | null = null, body: string | null = null): AttemptResult => ({
+      ok: false,
+      status,
+      body,
+      durationMs: elapsed(),
+      error,
+    });
+    let target: Awaited<ReturnType<HttpsClient['checkedAddress']>>;
+    try {
+      target = await this.checkedAddress(request.url);
+    } catch (error) {
+      return failure(errorText(error));
+    }
+    try {
+      const { status, body } = await this.send(target, request, signal);
+      if (status >= 200 && status < 300) return { ok: true, status, body, durationMs: elapsed(), error: null };
+      const redirect = status >= 300 && status < 400;
+      return failure(redirect ? `redirect (${status}) not followed` : `receiver answered ${status}`, status, body);
+    } catch (error) {
+      return failure(errorText(error));
+    }
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+    // The connection goes to the checked address; TLS still verifies the certificate for the host name.
+    const pinned: LookupFunction = (_hostname, options, callback) => {
+      if (options.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    };
+    return new Promise((resolve, reject) => {
+      const outgoing = https.request(
+        target.url,
+        {
+          method: 'POST',
+          agent: this.agent,
+          lookup: pinned,
+          headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
+          maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
+          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]) : AbortSignal.timeout(this.options.timeoutMs),
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let length = 0;
+          const finish = () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            length += chunk.length;
+            // Enough for the log: the rest is never read (a receiver may answer gigabytes).
+            if (length >= RESPONSE_BODY_LIMIT) {
+              response.destroy();
+              finish();
+            }
+          });
+          response.on('end', finish);
+          response.on('error', reject);
+        },
+      );
+      outgoing.on('error', (error) => reject(error.name === 'AbortError' ? new Error(`no answer within ${this.options.timeoutMs} ms`) : error));
+      outgoing.end(request.body);
+    });
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

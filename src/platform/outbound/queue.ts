@@ -1,0 +1,233 @@
+import type { Pool, Queryable } from '../db/pool.ts';
+import { isUuid, newId } from '../ids.ts';
+import type { AttemptResult } from './https-client.ts';
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
+
+export interface NewDelivery {
+  tenantId: string;
+  targetId: string;
+  eventId: string;
+  eventType: string;
+  /** The body, sent unchanged by every attempt. */
+  payload: string;
+}
+
+/** A delivery a worker holds for one attempt (the lease of its claim). */
+export interface ClaimedDelivery extends NewDelivery {
+  id: string;
+  /** The number of this attempt, 1 for the first. */
+  attempt: number;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  status: DeliveryStatus;
+  responseStatus: number | null;
+  responseBody: string | null;
+  durationMs: number | null;
+  error: string | null;
+  createdAt: string;
+  nextAttemptAt: string | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  event_type: string;
+  attempts: number;
+  status: DeliveryStatus;
+  last_response_status: number | null;
+  last_response_body: string | null;
+  last_duration_ms: number | null;
+  last_error: string | null;
+  created_at: Date;
+  next_attempt_at: Date | null;
+}
+
+const toRecord = (row: DeliveryRow): DeliveryRecord => ({
+  id: row.id,
+  eventId: row.event_id,
+  eventType: row.event_type,
+  attempt: row.attempts,
+  status: row.status,
+  responseStatus: row.last_response_status,
+  responseBody: row.last_response_body,
+  durationMs: row.last_duration_ms,
+  error: row.last_error,
+  createdAt: row.created_at.toISOString(),
+  nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
+});
+
+/** What an attempt decided: `retryAt` null means no attempt is left. */
+export type AttemptOutcome = { delivered: true } | { delivered: false; retryAt: Date | null };
+
+/** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
+export class OutboundQueue {
+  constructor(
+    private readonly pool: Pool,
+    readonly feature: string,
+  ) {}
+
+  /** Inside the consumer's inbox transaction: a delivery per event and target, once. Answers the new rows' ids. */
+  async enqueue(tx: Queryable, deliveries: NewDelivery[], now: Date): Promise<string[]> {
+    if (deliveries.length === 0) return [];
+    const { rows } = await tx.query<{ id: string }>(
+      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
+       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, 'pending', $2, $2, $2
+         from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+              as d (id, tenant_id, target_id, event_id, event_type, payload)
+       on conflict (feature, target_id, event_id) do nothing
+       returning id`,
+      [
+        this.feature,
+        now,
+        deliveries.map(() => newId()),
+        deliveries.map((d) => d.tenantId),
+        deliveries.map((d) => d.targetId),
+        deliveries.map((d) => d.eventId),
+        deliveries.map((d) => d.eventType),
+        deliveries.map((d) => d.payload),
+      ],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Claims up to `limit` due deliveries for one attempt each. Rows other workers hold are skipped;
+   * the claim moves next_attempt_at to the end of the lease, so the transaction ends at once and a
+   * worker that dies before recording its attempt leaves the row due again when the lease ends.
+   */
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      tenant_id: string;
+      target_id: string;
+      event_id: string;
+      event_type: string;
+      payload: string;
+      attempts: number;
+    }>(
+      `update outbound_deliveries d set next_attempt_at = $3, updated_at = $2
+         from (select id from outbound_deliveries
+                where feature = $1 and next_attempt_at <= $2
+                order by next_attempt_at limit $4 for update skip locked) due
+        where d.id = due.id
+        returning d.id, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, d.attempts`,
+      [this.feature, now, new Date(now.getTime() + leaseMs), limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      tenantId: row.tenant_id,
+      targetId: row.target_id,
+      eventId: row.event_id,
+      eventType: row.event_type,
+      payload: row.payload,
+      attempt: row.attempts + 1,
+    }));
+  }
+
+  /**
+   * Records an attempt and its outcome, and counts the target's consecutive failures (a delivery
+   * resets them). Returns that count.
+   */
+  async recordAttempt(delivery: ClaimedDelivery, result: AttemptResult, outcome: AttemptOutcome, startedAt: Date): Promise<number> {
+    const status: DeliveryStatus = outcome.delivered ? 'delivered' : outcome.retryAt ? 'retrying' : 'failed';
+    const nextAttemptAt = outcome.delivered ? null : outcome.retryAt;
+    const { rows } = await this.pool.query<{ consecutive_failures: number }>(
+      `with attempt as (
+         insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
+         values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing
+       ), delivery as (
+         update outbound_deliveries set attempts = $2, status = $8, next_attempt_at = $9, last_response_status = $5,
+                last_response_body = $6, last_duration_ms = $4, last_error = $7, updated_at = now()
+          where id = $1
+       )
+       insert into outbound_targets (feature, target_id, consecutive_failures) values ($10, $11, case when $12 then 0 else 1 end)
+       on conflict (feature, target_id) do update
+          set consecutive_failures = case when $12 then 0 else outbound_targets.consecutive_failures + 1 end
+       returning consecutive_failures`,
+      [
+        delivery.id,
+        delivery.attempt,
+        startedAt,
+        result.durationMs,
+        result.status,
+        result.body,
+        result.error,
+        status,
+        nextAttemptAt,
+        this.feature,
+        delivery.targetId,
+        outcome.delivered,
+      ],
+    );
+    return rows[0]?.consecutive_failures ?? 0;
+  }
+
+  /** Gives a claimed delivery back unattempted (shutdown): due again at once, for any instance. */
+  async release(delivery: ClaimedDelivery): Promise<void> {
+    await this.pool.query('update outbound_deliveries set next_attempt_at = now() where id = $1', [delivery.id]);
+  }
+
+  /** The target no longer takes deliveries (deleted, deactivated): the delivery is dropped. */
+  async cancel(delivery: ClaimedDelivery, reason: string): Promise<void> {
+    await this.pool.query(
+      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, last_error = $2, updated_at = now() where id = $1`,
+      [delivery.id, reason],
+    );
+  }
+
+  /** Makes a failed or cancelled delivery of the target due now; false when there is no such delivery. */
+  async retryNow(tenantId: string, targetId: string, deliveryId: string, now: Date): Promise<boolean> {
+    if (!isUuid(deliveryId)) return false;
+    const { rowCount } = await this.pool.query(
+      `update outbound_deliveries set status = 'retrying', next_attempt_at = $5, updated_at = $5
+        where tenant_id = $1 and feature = $2 and target_id = $3 and id = $4 and status in ('failed', 'cancelled')`,
+      [tenantId, this.feature, targetId, deliveryId, now],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async get(tenantId: string, targetId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+    if (!isUuid(deliveryId)) return null;
+    const { rows } = await this.pool.query<DeliveryRow>(
+      'select * from outbound_deliveries where tenant_id = $1 and feature = $2 and target_id = $3 and id = $4',
+      [tenantId, this.feature, targetId, deliveryId],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** A target's deliveries, newest first. */
+  async listForTarget(tenantId: string, targetId: string, page: number, limit: number): Promise<{ items: DeliveryRecord[]; total: number }> {
+    const params = [tenantId, this.feature, targetId];
+    const filter = 'tenant_id = $1 and feature = $2 and target_id = $3';
+    const [{ rows }, count] = await Promise.all([
+      this.pool.query<DeliveryRow>(
+        `select * from outbound_deliveries where ${filter} order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`,
+        params,
+      ),
+      this.pool.query<{ total: string }>(`select count(*) as total from outbound_deliveries where ${filter}`, params),
+    ]);
+    return { items: rows.map(toRecord), total: Number(count.rows[0]?.total ?? 0) };
+  }
+
+  /** A target that came back (reactivated) starts counting failures afresh. */
+  async resetFailures(targetId: string): Promise<void> {
+    await this.pool.query('update outbound_targets set consecutive_failures = 0 where feature = $1 and target_id = $2', [this.feature, targetId]);
+  }
+
+  /** Deliveries waiting for an attempt, and how long the oldest due one has waited (seconds). */
+  async backlog(now: Date): Promise<{ depth: number; oldestDueSeconds: number }> {
+    const { rows } = await this.pool.query<{ depth: string; oldest: Date | null }>(
+      `select count(*) as depth, min(next_attempt_at) filter (where next_attempt_at <= $2) as oldest
+         from outbound_deliveries where feature = $1 and next_attempt_at is not null`,
+      [this.feature, now],
+    );
+    const oldest = rows[0]?.oldest;
+    return { depth: Number(rows[0]?.depth ?? 0), oldestDueSeconds: oldest ? Math.max(0, (now.getTime() - oldest.getTime()) / 1000) : 0 };
+  }
+}

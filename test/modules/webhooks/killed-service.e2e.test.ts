@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { roleCommands } from '../../../src/modules/roles/commands.ts';
+import { systemClock } from '../../../src/platform/clock.ts';
+import { systemContext } from '../../../src/platform/commands/context.ts';
+import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
+import { PLATFORM } from '../../support/service.ts';
+import { adminToken, startWebhookService, verifiesWith, WAIT } from './webhook-fixtures.ts';
+
+describe('webhook retries across a killed service', () => {
+  let receiver: HttpsReceiver;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    receiver = await startHttpsReceiver();
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await db.drop();
+  });
+
+  const deliveryOf = async (webhookId: string) =>
+    (await db.pool.query('select status, attempts from outbound_deliveries where target_id = $1', [webhookId])).rows[0] as { status: string; attempts: number } | undefined;
+
+  it('a retry pending when the process is killed with SIGKILL happens after the next start, with the same event', async () => {
+    const first = await startWebhookService(receiver, { db });
+    const created = await first.request({ method: 'POST', url: '/api/webhooks', tenant: PLATFORM, token: await adminToken(first), body: { name: 'crm', url: receiver.url, events: ['role.created'] } });
+    expect(created.status).toBe(201);
+    await first.close();
+
+    // `npm start` as a real process on the same database, killed without warning once the retry is pending.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        IAM_MASTER_KEY: 'test-master-key',
+        IAM_BOOTSTRAP_TENANT: PLATFORM,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        SUBSCRIPTION_POLL_MS: '200',
+        IAM_ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+        IAM_OUTBOUND_CA_FILE: receiver.caFile,
+        // Long enough that the killed process cannot make the retry itself.
+        IAM_WEBHOOK_RETRY_SCHEDULE: '8s',
+        KAFKA_BROKERS: '',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    receiver.answer({ status: 503 });
+    const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
+    try {
+      await roleCommands({ store, clock: systemClock }).create(PLATFORM, { name: 'auditors', description: '', color: '#000000', permissions: [] }, systemContext(PLATFORM));
+      await vi.waitFor(async () => expect(await deliveryOf(created.body.data.id)).toEqual({ status: 'retrying', attempts: 1 }), WAIT).catch((error: unknown) => {
+        throw new Error(`${String(error)}\nservice output:\n${output}`);
+      });
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      await store.close();
+    }
+
+    receiver.answer({ status: 204 });
+    const second = await startWebhookService(receiver, { db });
+    try {
+      await vi.waitFor(async () => expect(await deliveryOf(created.body.data.id)).toEqual({ status: 'delivered', attempts: 2 }), WAIT);
+    } finally {
+      await second.close();
+    }
+    const received = receiver.requests.filter((request) => JSON.parse(request.body).type === 'role.created');
+    expect(received.map((request) => request.answered)).toEqual([503, 204]);
+    expect(received[1]!.body).toBe(received[0]!.body);
+    expect(verifiesWith(created.body.data.signingSecret, received[1]!)).toBe(true);
+  });
+});

@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { HttpsClient, type HttpsClientOptions, type Resolver } from '../../../src/platform/outbound/https-client.ts';
+import { RESOLVED_BY_TEST_ONLY, startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
+
+const body = JSON.stringify({ id: 'e1', type: 'test', timestamp: '2026-01-01T00:00:00.000Z', data: {} });
+
+describe('outbound https client', () => {
+  let receiver: HttpsReceiver;
+  let caPem: string;
+  const clients: HttpsClient[] = [];
+  const client = (options: Partial<HttpsClientOptions> = {}) => {
+    const created = new HttpsClient({ allowPrivateNetworks: true, timeoutMs: 5000, extraCaPem: caPem, ...options });
+    clients.push(created);
+    return created;
+  };
+  const post = (url: string, options?: Partial<HttpsClientOptions>) => client(options).post({ url, headers: { 'content-type': 'application/json' }, body });
+  const resolvingTo = (address: string, family = 4): Resolver => async () => [{ address, family }];
+
+  beforeAll(async () => {
+    receiver = await startHttpsReceiver();
+    caPem = readFileSync(receiver.caFile, 'utf8');
+  });
+  beforeEach(() => {
+    receiver.requests.length = 0;
+    receiver.answer({ status: 200, body: 'ok' });
+  });
+  afterAll(async () => {
+    for (const created of clients) created.close();
+    await receiver.close();
+  });
+
+  it('delivers to a trusted https receiver and reports the status and body', async () => {
+    const result = await post(receiver.url);
+    expect(result).toMatchObject({ ok: true, status: 200, body: 'ok', error: null });
+    expect(receiver.requests.map((request) => request.body)).toEqual([body]);
+  });
+
+  it('refuses http URLs without sending anything', async () => {
+    const result = await post(receiver.url.replace('https:', 'http:'));
+    expect(result).toMatchObject({ ok: false, status: null, error: 'only https URLs are allowed' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('refuses loopback by name and by address unless private targets are allowed', async () => {
+    const port = receiver.port;
+    for (const url of [receiver.url, `https://127.0.0.1:${port}/hook`, `https://[::1]:${port}/hook`, `https://[::ffff:127.0.0.1]:${port}/hook`]) {
+      const result = await post(url, { allowPrivateNetworks: false });
+      expect(result.ok, url).toBe(false);
+      expect(result.error, url).toMatch(/resolves to a loopback address/);
+    }
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('refuses names that resolve to private, link-local, unique-local, CGNAT and metadata addresses', async () => {
+    const cases: [string, number, RegExp][] = [
+      ['10.0.0.7', 4, /private/],
+      ['192.168.0.7', 4, /private/],
+      ['172.20.0.7', 4, /private/],
+      ['169.254.1.1', 4, /link-local/],
+      ['fe80::7', 6, /link-local/],
+      ['fd12::7', 6, /unique-local/],
+      ['100.64.1.1', 4, /CGNAT/],
+      ['169.254.169.254', 4, /metadata/],
+      ['fd00:ec2::254', 6, /metadata/],
+    ];
+    for (const [address, family, reason] of cases) {
+      const result = await post('https://innocent.example/hook', { allowPrivateNetworks: false, resolve: resolvingTo(address, family) });
+      expect(result.error, address).toMatch(reason);
+    }
+  });
+
+  it('refuses metadata addresses even when private targets are allowed, and a name with any refused address', async () => {
+    expect((await post('https://169.254.169.254/latest/meta-data')).error).toMatch(/metadata/);
+    const mixed: Resolver = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '169.254.169.254', family: 4 },
+    ];
+    expect((await post('https://innocent.example/hook', { resolve: mixed })).error).toMatch(/metadata/);
+  });
+
+  it('connects to the address it checked: the name is resolved once, so a rebinding DNS cannot swap it', async () => {
+    // Only this resolver knows the name (the system's DNS does not): success means the connection used its answer.
+    const answers = ['127.0.0.1', '169.254.169.254'];
+    let lookups = 0;
+    const rebinding: Resolver = async () => [{ address: answers[Math.min(lookups++, 1)]!, family: 4 }];
+    const result = await post(`https://${RESOLVED_BY_TEST_ONLY}:${receiver.port}/hook`, { resolve: rebinding });
+    expect(result).toMatchObject({ ok: true, status: 200 });
+    expect(lookups).toBe(1);
+  });
+
+  it('does not follow redirects: a 3xx is a failed attempt', async () => {
+    receiver.answer({ status: 302, headers: { location: `https://localhost:${receiver.port}/elsewhere` } });
+    const result = await post(receiver.url);
+    expect(result).toMatchObject({ ok: false, status: 302, error: 'redirect (302) not followed' });
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('reads at most 1 KB of an endless answer', async () => {
+    receiver.answer('endless');
+    const result = await post(receiver.url);
+    expect(result.ok).toBe(true);
+    expect(result.body).toHaveLength(1024);
+  });
+
+  it('gives up on a receiver that never answers after the timeout', async () => {
+    receiver.answer('hang');
+    const result = await post(receiver.url, { timeoutMs: 300 });
+    expect(result).toMatchObject({ ok: false, status: null, error: 'no answer within 300 ms' });
+  });
+
+  it('fails on oversized response headers and on an untrusted certificate', async () => {
+    receiver.answer({ status: 200, headers: { 'x-padding': 'x'.repeat(20_000) } });
+    expect((await post(receiver.url)).error).toMatch(/header/i);
+    receiver.answer({ status: 200 });
+    expect((await post(receiver.url, { extraCaPem: undefined })).error).toMatch(/self.signed/i);
+  });
+});
