@@ -2,6 +2,7 @@ import type { Permission } from '../roles/index.ts';
 import { z, type ZodType } from 'zod';
 import { permission } from '../../platform/http/route.ts';
 import { NAME_PATTERN } from './schema.ts';
+import { relationTupleFields } from './tuples/events.ts';
 
 /** What every FGA route shares: its tag and its permission (spec, Requires). */
 export const fgaGuard = (name: Permission) => ({ tags: ['FGA'], access: permission(name) });
@@ -82,14 +83,7 @@ const authorizationSchema = z.object({
 export const modelSummarySchema = z.object({ id: z.string(), name: z.string(), version: z.number().int(), isActive: z.boolean(), createdAt: timestamp, updatedAt: timestamp });
 export const modelSchema = modelSummarySchema.extend({ dsl: z.string(), schema: authorizationSchema });
 
-const tupleOut = z.object({
-  objectType: z.string(),
-  objectId: z.string(),
-  relation: z.string(),
-  subjectType: z.string(),
-  subjectId: z.string(),
-  subjectRelation: z.string().optional(),
-});
+const tupleOut = z.object(relationTupleFields);
 export const storedTupleSchema = tupleOut.extend({ createdAt: timestamp });
 export const writtenTupleSchema = tupleOut.extend({ consistencyToken: z.string() });
 export const consistencyTokenOut = z.string().describe('pass to check, expand or list-objects to observe this write');

@@ -3,14 +3,16 @@ import { defineEvent, type EventOf } from '../../../platform/events/define-event
 import type { RelationTuple } from '../tuple.ts';
 import { tupleToString } from '../tuple.ts';
 
-const relationTuple: z.ZodType<RelationTuple> = z.strictObject({
+/** The fields of a relation tuple as events record them and the API answers them. */
+export const relationTupleFields = {
   objectType: z.string(),
   objectId: z.string(),
   relation: z.string(),
   subjectType: z.string(),
   subjectId: z.string(),
   subjectRelation: z.string().optional(),
-});
+};
+const relationTuple: z.ZodType<RelationTuple> = z.strictObject(relationTupleFields);
 
 export const fgaTupleWritten = defineEvent({
   type: 'FgaTupleWritten',
