@@ -23,7 +23,7 @@ type GrantParams = Record<string, string | undefined>;
 interface Grant {
   /** The tenant the grant's credential names (unverified; the handler proves it), or null. */
   tenantNamedBy(params: GrantParams): string | null;
-  handle(params: GrantParams, tenant: string, context: CommandContext): Promise<{ response: TokenResponse; position: bigint }>;
+  handle(params: GrantParams, tenant: string, context: CommandContext): Promise<{ response: TokenResponse }>;
 }
 
 export interface TokenEndpointDeps {
@@ -51,7 +51,7 @@ export function grantRegistry(deps: TokenEndpointDeps): Record<string, Grant> {
       const refreshed = await deps.sessions.refresh(tenant, required(params, 'refresh_token'), context);
       // A refusal that revoked the session answers once the revocation is readable (the route waits).
       if (refreshed.outcome === 'reused') throw invalidGrant('The refresh token was already used; the session is revoked');
-      const { session, refreshToken, position } = refreshed;
+      const { session, refreshToken } = refreshed;
       const user = await loadUser(deps.store, tenant, session.userId);
       if (user.status !== 'active' || !user.enabled) {
         await deps.sessions.revoke(tenant, session.sessionId, 'user', context);
@@ -59,7 +59,7 @@ export function grantRegistry(deps: TokenEndpointDeps): Record<string, Grant> {
       }
       const { settings } = await deps.settings.nested(tenant);
       const access = await accessTokenFor(deps, tenant, user, session, settings);
-      return { response: { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken }, position };
+      return { response: { access_token: access.token, token_type: 'Bearer', expires_in: access.expiresIn, refresh_token: refreshToken } };
     },
   };
   return { refresh_token: refreshGrant };
