@@ -3,11 +3,11 @@ import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, locko
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
 import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
-import { registerRoleRoutes, roleCommands, roleQueries } from './modules/roles/index.ts';
+import { cachedRoles, registerRoleRoutes, roleCommands, roleQueries } from './modules/roles/index.ts';
 import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
-import { registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
-import { bootstrapPlatformTenant, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
-import { PasswordHasher, assertPasswordPolicy, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
+import { cachedSettings, registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
+import { bootstrapPlatformTenant, cachedTenantLookup, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
+import { PasswordHasher, assertPasswordPolicy, cachedUserViews, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
 import { registerWebhookRoutes, webhookQueries, webhooksModule } from './modules/webhooks/index.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -81,12 +81,20 @@ export async function buildService(infra: Infrastructure) {
     infra.hasher ??
     new PasswordHasher({ memoryCost: config.ARGON2_MEMORY_KIB, timeCost: config.ARGON2_ITERATIONS, parallelism: config.ARGON2_PARALLELISM });
   const commandDeps = { store, clock };
-  const settings = readModelQueries('settings', readYourWrites, settingsQueries(pool));
-  const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, roleQueries(pool)) };
-  const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: readModelQueries('tenants', readYourWrites, tenantQueries(pool)) };
+  // Settings, roles and the tenant lookup answer from per-instance caches the projections keep
+  // current (src/platform/projections/read-model-cache.ts): the hot path makes no query for them.
+  const settings = readModelQueries('settings', readYourWrites, cachedSettings(runner, settingsQueries(pool)));
+  const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, cachedRoles(runner, roleQueries(pool))) };
+  const tenantReads = tenantQueries(pool);
+  const tenants = {
+    commands: tenantCommands({ ...commandDeps, platformTenant }),
+    queries: readModelQueries('tenants', readYourWrites, { ...tenantReads, ...cachedTenantLookup(runner, tenantReads) }),
+  };
+  const userReads = userQueries(pool, () => clock.now());
   const users = {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
-    queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
+    queries: readModelQueries('users', readYourWrites, userReads),
+    views: readModelQueries('users', readYourWrites, cachedUserViews(runner, userReads)),
   };
 
   const sessionReads = readModelQueries('sessions', readYourWrites, sessionQueries(pool, () => clock.now()));
@@ -160,7 +168,10 @@ export async function buildService(infra: Infrastructure) {
   });
   const activity = new SessionActivity({ commands: sessions.commands, background, clock });
   app.decorate('readYourWrites', readYourWrites);
-  app.decorate('authenticator', tokenAuthenticator(tokens, pool, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)));
+  app.decorate(
+    'authenticator',
+    tokenAuthenticator(tokens, roles.queries.permissionsOf, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId)),
+  );
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }, rateLimitRules));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
@@ -187,6 +198,7 @@ export async function buildService(infra: Infrastructure) {
     grants,
     sessions: sessions.commands,
     users: users.queries,
+    userViews: users.views,
   });
   const magic = magicLinks({ store, links, authenticate, requestLink });
   registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });

@@ -1,5 +1,4 @@
 import { permissionsWithinScope } from '../roles/index.ts';
-import type { Queryable } from '../../platform/db/pool.ts';
 import type { Authenticator, Principal } from '../../platform/http/authentication.ts';
 import type { AccessTokenClaims, TokenService } from './tokens.ts';
 
@@ -9,21 +8,14 @@ const isClientToken = (claims: AccessTokenClaims) => typeof claims.client_id ===
 /**
  * Bearer token -> principal: the token's roles resolved to permissions in the token's tenant, and
  * limited to its `scope` claim when it has one (a client token: the scope's permission names).
+ * `rolePermissions` answers from the roles cache, so authenticating costs no query.
  * `onSessionUse` hears of every request made with a session's token (session activity).
  */
 export function tokenAuthenticator(
   tokens: TokenService,
-  db: Queryable,
+  rolePermissions: (tenant: string, roles: readonly string[]) => Promise<Set<string>>,
   onSessionUse: (tenant: string, sessionId: string, userId: string) => void = () => undefined,
 ): Authenticator {
-  const rolePermissions = async (tenant: string, roles: string[]) => {
-    const { rows } = await db.query<{ permission: string }>(
-      'select distinct unnest(permissions) as permission from roles where tenant_id = $1 and name = any($2::text[])',
-      [tenant, roles],
-    );
-    return new Set(rows.map((r) => r.permission));
-  };
-
   return {
     async authenticate(token: string, tenant: string): Promise<Principal> {
       const claims = await tokens.verify(token, tenant);

@@ -1,5 +1,5 @@
 import type { SessionCommands } from '../sessions/index.ts';
-import { createdUserView, emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema, type UserQueries } from '../users/index.ts';
+import { createdUserView, emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema, type UserQueries, type UserViews } from '../users/index.ts';
 import { z } from 'zod';
 import { platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
@@ -57,6 +57,8 @@ export interface AuthRouteDeps {
   grants: ReturnType<typeof grantRegistry>;
   sessions: SessionCommands;
   users: UserQueries;
+  /** Cached views for userinfo, which answers every token validation. */
+  userViews: UserViews;
 }
 
 /** Login, signup, logout, userinfo and the OAuth 2.0 token endpoint (decisions.md, Logging in). */
@@ -125,7 +127,7 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     responses: { 200: userinfoSchema },
     handler: async (request) => {
       const principal = principalOf(request);
-      const user = await deps.users.get(principal.tenant, principal.subject);
+      const user = await deps.userViews.get(principal.tenant, principal.subject);
       if (!user) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
       return {
         sub: user.id,

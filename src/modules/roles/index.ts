@@ -1,4 +1,6 @@
 // The public surface of the roles module: other modules, the composition root and the read models import only this.
+export { cachedRoles } from './cache.ts';
+export type { CachedRoles } from './cache.ts';
 export { defaultRoleAppends, roleCommands } from './commands.ts';
 export { roleDecider } from './decider.ts';
 export { errorStatuses } from './errors.ts';

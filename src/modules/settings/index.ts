@@ -1,4 +1,5 @@
 // The public surface of the settings module: other modules, the composition root and the read models import only this.
+export { cachedSettings } from './cache.ts';
 export { settingsCommands } from './commands.ts';
 export { settingsDecider } from './decider.ts';
 export type { SecuritySettings } from './defaults.ts';

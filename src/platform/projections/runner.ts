@@ -4,6 +4,7 @@ import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port
 import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
+import type { AppliedEventsSource } from './read-model-cache.ts';
 import { applyEvents, handles, type Projection } from './projection.ts';
 
 /**
@@ -13,6 +14,7 @@ import { applyEvents, handles, type Projection } from './projection.ts';
  */
 export class ProjectionWorker {
   readonly waiters = new PositionWaiters();
+  private readonly appliedListeners: ((events: RecordedEvent[]) => void)[] = [];
   private subscription: Subscription | null = null;
   private stopped = true;
   private restarting: Promise<void> | null = null;
@@ -46,6 +48,7 @@ export class ProjectionWorker {
         if (applied === 'rewind') return;
         expectedAfter = events.at(-1)!.position;
         this.lastError = null;
+        this.announceApplied(events);
         this.waiters.advance(applied > expectedAfter ? applied : expectedAfter);
       },
       onError: (error) => {
@@ -53,6 +56,18 @@ export class ProjectionWorker {
         this.logger.error({ err: error, projection: this.projection.name }, 'projection batch failed; retrying');
       },
     });
+  }
+
+  /** Hears of the handled events of each batch once the read model has them (caches drop stale entries). */
+  onApplied(listener: (events: RecordedEvent[]) => void): void {
+    this.appliedListeners.push(listener);
+  }
+
+  private announceApplied(events: RecordedEvent[]): void {
+    if (this.appliedListeners.length === 0) return;
+    const handled = events.filter((event) => handles(this.projection, event.type));
+    if (handled.length === 0) return;
+    for (const listener of this.appliedListeners) listener(handled);
   }
 
   /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
@@ -95,9 +110,15 @@ export class ProjectionWorker {
 }
 
 /** Runs every projection of the service and answers "have my reads caught up with position P?". */
-export class ProjectionRunner extends FollowerGroup<ProjectionWorker> {
+export class ProjectionRunner extends FollowerGroup<ProjectionWorker> implements AppliedEventsSource {
   constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
     super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }))));
+  }
+
+  onApplied(projection: string, listener: (events: RecordedEvent[]) => void): void {
+    const worker = this.workers.find((w) => w.projection.name === projection);
+    if (!worker) throw new Error(`No projection ${projection}`);
+    worker.onApplied(listener);
   }
 
   /** Waits (bounded) until the named projections (all when omitted) have passed `position`. */

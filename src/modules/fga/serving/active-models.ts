@@ -1,6 +1,7 @@
 import type { Clock } from '../../../platform/clock.ts';
 import { fold } from '../../../platform/commands/decider.ts';
 import type { EventStore } from '../../../platform/eventstore/port.ts';
+import { LoadingCache } from '../../../platform/projections/read-model-cache.ts';
 import { TypeSystem } from '../typesystem.ts';
 import { activeModel, modelDecider } from '../models/decider.ts';
 import { modelsStreamId, type FgaModelEvent } from '../models/events.ts';
@@ -14,10 +15,8 @@ export interface ActiveModel {
 /** The spec's model cache lifetime; events on the log normally invalidate an entry long before. */
 export const MODEL_CACHE_TTL_MS = 5 * 60 * 1000;
 
-interface Entry {
-  model: Promise<ActiveModel | null>;
-  loadedAt: number;
-}
+/** Far more tenants than one instance serves at once; the oldest loaded entry goes first. */
+const MAX_TENANTS = 10_000;
 
 /**
  * The active model of each tenant, compiled once. An entry is dropped when the log shows a model
@@ -26,24 +25,23 @@ interface Entry {
  * reload after an invalidation never sees a read model that lags behind the event.
  */
 export class ActiveModels {
-  private readonly entries = new Map<string, Entry>();
+  private readonly cache: LoadingCache<ActiveModel | null>;
 
-  constructor(private readonly deps: { store: EventStore; clock: Clock }) {}
+  constructor(private readonly deps: { store: EventStore; clock: Clock }) {
+    this.cache = new LoadingCache((tenant) => this.load(tenant), {
+      maxEntries: MAX_TENANTS,
+      ttlMs: MODEL_CACHE_TTL_MS,
+      now: () => deps.clock.now().getTime(),
+    });
+  }
 
   get(tenant: string): Promise<ActiveModel | null> {
-    const now = this.deps.clock.now().getTime();
-    const entry = this.entries.get(tenant);
-    if (entry && now - entry.loadedAt < MODEL_CACHE_TTL_MS) return entry.model;
-    const fresh: Entry = { model: this.load(tenant), loadedAt: now };
-    this.entries.set(tenant, fresh);
-    // A failed load is not remembered: the next request tries again.
-    fresh.model.catch(() => this.entries.get(tenant) === fresh && this.entries.delete(tenant));
-    return fresh.model;
+    return this.cache.get(tenant);
   }
 
   /** Drops the tenant's entry; a load still running keeps answering only the requests already waiting for it. */
   invalidate(tenant: string): void {
-    this.entries.delete(tenant);
+    this.cache.invalidate(tenant);
   }
 
   private async load(tenant: string): Promise<ActiveModel | null> {
