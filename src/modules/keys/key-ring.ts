@@ -1,5 +1,5 @@
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, createSecretKey, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import { systemContext } from '../../platform/commands/context.ts';
 import { fold } from '../../platform/commands/decider.ts';
@@ -22,7 +22,7 @@ type JoseKey = CryptoKey | Uint8Array;
  */
 export class KeyRing {
   private state: KeyRingState = { keys: [] };
-  private imported = new Map<string, { verify: JoseKey; sign: JoseKey }>();
+  private imported = new Map<string, { verify: KeyObject; sign: JoseKey }>();
   private loadedAt = 0;
 
   constructor(
@@ -60,8 +60,11 @@ export class KeyRing {
     return { kid: current.kid, key: (await this.importKey(current)).sign };
   }
 
-  /** The verification key for a kid, if it is still published (reloading once for an unknown kid). */
-  async verificationKey(kid: string): Promise<JoseKey | null> {
+  /**
+   * The verification key for a kid, if it is still published (reloading once for an unknown kid):
+   * a node:crypto key object, made once per kid, for a synchronous verify.
+   */
+  async verificationKey(kid: string): Promise<KeyObject | null> {
     let key = this.published().find((k) => k.kid === kid);
     if (!key && Date.now() - this.loadedAt > 1000) {
       await this.reload();
@@ -83,15 +86,15 @@ export class KeyRing {
     return publishedKeys(this.state, this.alg, this.deps.clock.now(), MAX_ACCESS_TOKEN_SECONDS);
   }
 
-  private async importKey(key: SigningKey): Promise<{ verify: JoseKey; sign: JoseKey }> {
+  private async importKey(key: SigningKey): Promise<{ verify: KeyObject; sign: JoseKey }> {
     const cached = this.imported.get(key.kid);
     if (cached) return cached;
     const secret = this.deps.secretBox.open(key.sealedPrivateKey);
     const imported =
       key.alg === 'HS256'
-        ? { verify: Buffer.from(secret, 'base64url'), sign: Buffer.from(secret, 'base64url') }
+        ? { verify: createSecretKey(Buffer.from(secret, 'base64url')), sign: Buffer.from(secret, 'base64url') }
         : {
-            verify: (await importJWK(key.publicJwk as JWK, 'RS256')) as CryptoKey,
+            verify: createPublicKey({ key: key.publicJwk as JsonWebKey, format: 'jwk' }),
             sign: (await importJWK(JSON.parse(secret) as JWK, 'RS256')) as CryptoKey,
           };
     this.imported.set(key.kid, imported);

@@ -54,6 +54,27 @@ describe('access token verification', () => {
     expect((await get(other)).body.error.code).toBe('TOKEN_INVALID');
   });
 
+  it('rejects a token signed by the key ring for another issuer or another audience', async () => {
+    const { kid, key } = await t.service.keyRing.signingKey();
+    const now = Math.floor(clock.now().getTime() / 1000);
+    const sign = (payload: Record<string, unknown>) =>
+      new SignJWT({ ...claims(), iat: now, exp: now + 600, ...payload }).setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' }).sign(key);
+    expect((await get(await sign({}))).status).toBe(200);
+    for (const payload of [{ iss: 'http://elsewhere.test' }, { aud: 'other' }, { aud: undefined }, { nbf: now + 600 }]) {
+      const response = await get(await sign(payload));
+      expect([response.status, response.body.error.code]).toEqual([401, 'TOKEN_INVALID']);
+    }
+  });
+
+  it('a token verified before is refused once it expires (verified tokens are remembered no longer)', async () => {
+    const token = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
+    expect((await get(token)).status).toBe(200);
+    expect((await get(token)).status).toBe(200);
+    clock.advance(901_000);
+    const response = await get(token);
+    expect([response.status, response.body.error.code]).toEqual([401, 'TOKEN_EXPIRED']);
+  });
+
   it('rejects an expired token with TOKEN_EXPIRED', async () => {
     const token = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
     clock.advance(901_000);
