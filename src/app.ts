@@ -1,5 +1,5 @@
 import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
-import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
+import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
 import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
@@ -7,7 +7,7 @@ import { cachedRoles, registerRoleRoutes, roleCommands, roleQueries } from './mo
 import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
 import { cachedSettings, registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
 import { bootstrapPlatformTenant, cachedTenantLookup, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
-import { PasswordHasher, assertPasswordPolicy, cachedUserViews, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
+import { PasswordHasher, assertPasswordPolicy, cachedTokenSubjects, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
 import { registerWebhookRoutes, webhookQueries, webhooksModule } from './modules/webhooks/index.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -90,11 +90,10 @@ export async function buildService(infra: Infrastructure) {
     commands: tenantCommands({ ...commandDeps, platformTenant }),
     queries: readModelQueries('tenants', readYourWrites, { ...tenantReads, ...cachedTenantLookup(runner, tenantReads) }),
   };
-  const userReads = userQueries(pool, () => clock.now());
   const users = {
     commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
-    queries: readModelQueries('users', readYourWrites, userReads),
-    views: readModelQueries('users', readYourWrites, cachedUserViews(runner, userReads)),
+    queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
+    subjects: readModelQueries('users', readYourWrites, cachedTokenSubjects(runner, store)),
   };
 
   const sessionReads = readModelQueries('sessions', readYourWrites, sessionQueries(pool, () => clock.now()));
@@ -123,7 +122,7 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects });
   const outboundClient = outboundClientFromConfig(config);
   const webhooks = webhooksModule({
     ...commandDeps,
@@ -198,7 +197,7 @@ export async function buildService(infra: Infrastructure) {
     grants,
     sessions: sessions.commands,
     users: users.queries,
-    userViews: users.views,
+    userinfo: userinfoClaims({ subjects: users.subjects, roles: roles.queries }),
   });
   const magic = magicLinks({ store, links, authenticate, requestLink });
   registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });

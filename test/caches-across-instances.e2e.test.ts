@@ -114,4 +114,20 @@ describe('per-instance caches across two instances', () => {
     await bCaughtUp('users');
     expect((await userinfo()).body.given_name).toBe('Augusta');
   });
+
+  it('a user disabled on one instance can no longer refresh on the other once its users projection has the change', async () => {
+    const root = await a.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
+    const user = { email: 'bob@caches.test', password: 'Bob-Passw0rd!' };
+    const created = await a.request({ method: 'POST', url: '/api/users', tenant: PLATFORM, token: root, body: user });
+    const login = (await a.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: user })).body.data;
+    await bCaughtUp('users');
+    const refresh = (refreshToken: string) => b.request({ method: 'POST', url: '/api/auth/token', body: { grant_type: 'refresh_token', refresh_token: refreshToken } });
+    const first = await refresh(login.refreshToken);
+    expect(first.status).toBe(200);
+
+    expect((await a.request({ method: 'PUT', url: `/api/users/${created.body.data.id}`, tenant: PLATFORM, token: root, body: { enabled: false } })).status).toBe(200);
+    await bCaughtUp('users');
+    const refused = await refresh(first.body.refresh_token);
+    expect(refused.body).toEqual({ error: 'invalid_grant', error_description: 'The account is no longer active' });
+  });
 });

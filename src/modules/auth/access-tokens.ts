@@ -1,6 +1,6 @@
 import type { RoleQueries } from '../roles/index.ts';
 import type { NestedSettings } from '../settings/index.ts';
-import type { ActiveUser } from '../users/index.ts';
+import type { TokenSubject } from '../users/index.ts';
 import type { TokenService } from './tokens.ts';
 
 /** Claims a tenant's tokenClaims setting may not replace. */
@@ -13,7 +13,7 @@ const RESERVED = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'tid'
 export async function accessTokenFor(
   deps: { tokens: TokenService; roles: RoleQueries },
   tenant: string,
-  user: ActiveUser,
+  user: TokenSubject,
   session: { sessionId: string; acr: string; amr: string[] },
   settings: NestedSettings,
 ) {

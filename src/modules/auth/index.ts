@@ -15,4 +15,5 @@ export { registerAuthRoutes } from './routes.ts';
 export { signup } from './signup.ts';
 export { grantRegistry } from './token-endpoint.ts';
 export { TokenService } from './tokens.ts';
+export { userinfoClaims } from './userinfo.ts';
 export { authRateLimitRules } from './rate-limits.ts';

@@ -1,5 +1,5 @@
 import type { SessionCommands } from '../sessions/index.ts';
-import { createdUserView, emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema, type UserQueries, type UserViews } from '../users/index.ts';
+import { createdUserView, emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema, type UserQueries } from '../users/index.ts';
 import { z } from 'zod';
 import { platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
@@ -12,6 +12,7 @@ import { authError } from './errors.ts';
 import type { passwordLogin } from './login.ts';
 import type { signup } from './signup.ts';
 import type { grantRegistry } from './token-endpoint.ts';
+import type { UserinfoClaims } from './userinfo.ts';
 
 const loginBody = z.strictObject({ email: z.string().trim().min(1).max(254), password: passwordSchema });
 const signupBody = z.strictObject({
@@ -57,8 +58,8 @@ export interface AuthRouteDeps {
   grants: ReturnType<typeof grantRegistry>;
   sessions: SessionCommands;
   users: UserQueries;
-  /** Cached views for userinfo, which answers every token validation. */
-  userViews: UserViews;
+  /** userinfo's claims from memory: it answers every token validation. */
+  userinfo: UserinfoClaims;
 }
 
 /** Login, signup, logout, userinfo and the OAuth 2.0 token endpoint (decisions.md, Logging in). */
@@ -127,18 +128,9 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     responses: { 200: userinfoSchema },
     handler: async (request) => {
       const principal = principalOf(request);
-      const user = await deps.userViews.get(principal.tenant, principal.subject);
-      if (!user) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
-      return {
-        sub: user.id,
-        email: user.email,
-        email_verified: user.emailVerified,
-        given_name: user.firstName,
-        family_name: user.lastName,
-        preferred_username: user.username ?? user.email,
-        tenant: principal.tenant,
-        roles: user.roles,
-      };
+      const claims = await deps.userinfo(principal.tenant, principal.subject);
+      if (!claims) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
+      return claims;
     },
   });
 

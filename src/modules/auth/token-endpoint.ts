@@ -1,7 +1,7 @@
 import type { RoleQueries } from '../roles/index.ts';
 import { invalidGrant, tenantNamedByRefreshToken, type SessionCommands } from '../sessions/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
-import { loadUser } from '../users/index.ts';
+import type { TokenSubjects } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { authError } from './errors.ts';
@@ -32,6 +32,8 @@ export interface TokenEndpointDeps {
   roles: RoleQueries;
   settings: SettingsProvider;
   sessions: SessionCommands;
+  /** The cached users refresh grants issue tokens for. */
+  subjects: TokenSubjects;
 }
 
 const required = (params: GrantParams, name: string): string => {
@@ -52,8 +54,8 @@ export function grantRegistry(deps: TokenEndpointDeps): Record<string, Grant> {
       // A refusal that revoked the session answers once the revocation is readable (the route waits).
       if (refreshed.outcome === 'reused') throw invalidGrant('The refresh token was already used; the session is revoked');
       const { session, refreshToken } = refreshed;
-      const user = await loadUser(deps.store, tenant, session.userId);
-      if (user.status !== 'active' || !user.enabled) {
+      const user = await deps.subjects.get(tenant, session.userId);
+      if (!user?.enabled) {
         await deps.sessions.revoke(tenant, session.sessionId, 'user', context);
         throw invalidGrant('The account is no longer active');
       }

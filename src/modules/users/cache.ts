@@ -1,36 +1,38 @@
+import type { EventStore } from '../../platform/eventstore/port.ts';
 import { readModelCache, type AppliedEventsSource } from '../../platform/projections/read-model-cache.ts';
-import type { UserDetail, UserQueries } from './queries.ts';
+import type { ActiveUser } from './decider.ts';
+import { loadUser } from './load.ts';
 
 const MAX_USERS = 100_000;
 
-/** What a user's own token may read about them (OIDC userinfo); nothing that changes with the clock. */
-export type UserView = Pick<UserDetail, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username' | 'roles'>;
+/** A user as their tokens need them (claims, roles, enabled): no password material is kept in memory. */
+export type TokenSubject = Omit<ActiveUser, 'passwordHash' | 'passwordHistory' | 'passwordVersion'>;
 
 const userKey = (tenant: string, userId: string) => `${tenant}/${userId}`;
 
 /**
- * Users as their tokens see them, from memory: an entry is dropped in every instance when the users
- * projection applies an event of that user, and all of them when a role changes (role names).
+ * Active users from memory, for the paths every token takes (refresh grants, userinfo). An entry is
+ * loaded from the user's stream (the write side, never a lagging read model) and dropped in every
+ * instance when the users projection applies an event of that user; a deleted or unknown user is null.
  */
-export function cachedUserViews(source: AppliedEventsSource, queries: Pick<UserQueries, 'get'>) {
-  const views = readModelCache<UserView | null>(source, {
+export function cachedTokenSubjects(source: AppliedEventsSource, store: EventStore) {
+  const subjects = readModelCache<TokenSubject | null>(source, {
     maxEntries: MAX_USERS,
     async load(key) {
       const slash = key.indexOf('/');
-      const user = await queries.get(key.slice(0, slash), key.slice(slash + 1));
-      if (!user) return null;
-      const { id, email, emailVerified, firstName, lastName, username, roles } = user;
-      return { id, email, emailVerified, firstName, lastName, username, roles };
+      const user = await loadUser(store, key.slice(0, slash), key.slice(slash + 1));
+      if (user.status !== 'active') return null;
+      const { passwordHash: _hash, passwordHistory: _history, passwordVersion: _version, ...subject } = user;
+      return subject;
     },
     stale: {
       users: (event) => {
         const { userId } = event.data as { userId?: unknown };
         return typeof userId === 'string' ? [userKey(event.metadata.tenantId, userId)] : 'all';
       },
-      roles: () => 'all',
     },
   });
-  return { get: (tenant: string, userId: string) => views.get(userKey(tenant, userId)) };
+  return { get: (tenant: string, userId: string) => subjects.get(userKey(tenant, userId)) };
 }
 
-export type UserViews = ReturnType<typeof cachedUserViews>;
+export type TokenSubjects = ReturnType<typeof cachedTokenSubjects>;

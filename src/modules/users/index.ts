@@ -1,6 +1,6 @@
 // The public surface of the users module: other modules, the composition root and the read models import only this.
-export { cachedUserViews } from './cache.ts';
-export type { UserView, UserViews } from './cache.ts';
+export { cachedTokenSubjects } from './cache.ts';
+export type { TokenSubject, TokenSubjects } from './cache.ts';
 export { userCommands } from './commands.ts';
 export type { CreateUserInput, UserCommands } from './commands.ts';
 export { userDecider } from './decider.ts';
