@@ -3,14 +3,13 @@ import type { SessionCommands } from '../sessions/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
 import { emailReservation, loadUser, type ActiveUser, type PasswordHasher } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { fold } from '../../platform/commands/decider.ts';
-import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { handleCommand, loadState, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { reservationHolder } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { accessTokenFor } from './access-tokens.ts';
-import { loginAttemptStreamId, loginStreamId, type LoginEvent, type LoginFailed } from './events.ts';
+import { loginAttemptStreamId, loginStreamId, type LoginFailed } from './events.ts';
 import { accountLocked, lockedUntil, loginDecider, type LoginAttempt } from './login-decider.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -47,8 +46,8 @@ async function recordApart(deps: CommandDeps, tenant: string, data: LoginFailed[
   await deps.store.append(loginAttemptStreamId(tenant, newId()), toNewEvents([failed], context, deps.clock), 'no_stream');
 }
 
-const loadLoginState = async (deps: CommandDeps, tenant: string, userId: string) =>
-  fold(loginDecider, (await deps.store.readStream(loginStreamId(tenant, userId))) as unknown as LoginEvent[]);
+/** The account's lockout state: the tail of its login stream after the state this instance folded last. */
+const loadLoginState = async (deps: CommandDeps, tenant: string, userId: string) => (await loadState(deps, loginDecider, loginStreamId(tenant, userId))).state;
 
 type Proof = Pick<LoginAttempt, 'method' | 'passwordMatches'> & { amr: string[] };
 

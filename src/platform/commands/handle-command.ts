@@ -4,7 +4,8 @@ import type { EventStore, NewEvent, StreamAppend } from '../eventstore/port.ts';
 import { newId } from '../ids.ts';
 import type { CommandContext } from './context.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
-import { fold, type Decider, type DomainEvent } from './decider.ts';
+import type { Decider, DomainEvent } from './decider.ts';
+import { FoldedStates } from './folded-states.ts';
 
 export interface CommandResult<State, Event> {
   state: State;
@@ -69,12 +70,17 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
     for (let attempt = 1; ; attempt += 1) {
       const { state, events, append: own } = await decideAppend(deps, decider, streamId, command, context);
       if (!own) return { state, events, position: 0n, occurredAt: null };
+      const folded = FoldedStates.of<State>(deps.store, decider);
       try {
         const extra = sideAppends ? await sideAppends(events, state) : [];
         const results = await deps.store.appendMulti([own, ...extra]);
-        return { state: events.reduce(decider.evolve, state), events, position: lastPosition(results), occurredAt: own.events[0]!.metadata.occurredAt };
+        const after = events.reduce(decider.evolve, state);
+        folded.remember(streamId, { state: after, revision: results[0]!.nextExpectedRevision });
+        return { state: after, events, position: lastPosition(results), occurredAt: own.events[0]!.metadata.occurredAt };
       } catch (error) {
         const ownStreamConflict = error instanceof WrongExpectedVersionError && error.streamId === streamId;
+        // Another writer appended (or the remembered state is of no use): the next attempt reads the whole stream.
+        if (ownStreamConflict) folded.forget(streamId);
         if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
         await jitter(attempt);
       }
@@ -93,12 +99,29 @@ export async function decideAppend<State, Command, Event extends DomainEvent>(
   command: Command,
   context: CommandContext,
 ): Promise<{ state: State; events: Event[]; append: StreamAppend | null }> {
-  const recorded = await deps.store.readStream(streamId);
-  const state = fold(decider, recorded as unknown as Event[]);
+  const { state, revision } = await loadState(deps, decider, streamId);
   const events = decider.decide(command, state);
   if (events.length === 0) return { state, events, append: null };
-  const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+  const expectedRevision = revision ?? 'no_stream';
   return { state, events, append: { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) } };
+}
+
+/**
+ * A stream's current state and the revision of its last event (undefined: no stream), read from
+ * after the state this instance folded last (FoldedStates), if any.
+ */
+export async function loadState<State, Event extends DomainEvent>(
+  deps: CommandDeps,
+  decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
+  streamId: string,
+): Promise<{ state: State; revision: bigint | undefined }> {
+  const folded = FoldedStates.of<State>(deps.store, decider);
+  const known = folded.get(streamId);
+  const tail = (await deps.store.readStream(streamId, known ? known.revision + 1n : 0n)) as unknown as (Event & { revision: bigint })[];
+  const state = tail.reduce(decider.evolve, known ? known.state : decider.initialState());
+  const revision = tail.at(-1)?.revision ?? known?.revision;
+  if (revision !== undefined) folded.remember(streamId, { state, revision });
+  return { state, revision };
 }
 
 /** The highest global position among append results: what read-your-writes waits for. */

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/platform/clock.ts';
+import { systemContext } from '../../../src/platform/commands/context.ts';
+import type { Decider } from '../../../src/platform/commands/decider.ts';
+import { handleCommand } from '../../../src/platform/commands/handle-command.ts';
+import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
+import type { EventStore } from '../../../src/platform/eventstore/port.ts';
+import { newId } from '../../../src/platform/ids.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+
+type Counted = { type: 'Counted'; data: { by: number } };
+const counter: Decider<{ total: number; events: number }, { type: 'Count'; by: number }, Counted> = {
+  initialState: () => ({ total: 0, events: 0 }),
+  evolve: (state, event) => ({ total: state.total + event.data.by, events: state.events + 1 }),
+  decide: (command) => [{ type: 'Counted', data: { by: command.by } }],
+};
+
+/** One service instance's view of the store: its own object (FoldedStates are per store), recording where it reads streams from. */
+function instance(store: EventStore) {
+  const readsFrom: bigint[] = [];
+  const own: EventStore = Object.create(store, {
+    readStream: { value: (streamId: string, from = 0n) => (readsFrom.push(from), store.readStream(streamId, from)) },
+  });
+  const count = (streamId: string, by: number, sideAppends?: () => Promise<[]>) =>
+    handleCommand({ store: own, clock: systemClock }, counter, streamId, { type: 'Count', by }, systemContext('t'), sideAppends);
+  return { readsFrom, count };
+}
+
+describe('commands fold only the tail after the state they remembered', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.pool, { pollIntervalMs: 1000 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  it('a stream commanded again is read from after the revision this instance folded last', async () => {
+    const one = instance(store);
+    const stream = `counter-t.${newId()}`;
+    for (let i = 1; i <= 4; i += 1) expect((await one.count(stream, i)).state).toEqual({ total: (i * (i + 1)) / 2, events: i });
+    expect(one.readsFrom).toEqual([0n, 1n, 2n, 3n]);
+  });
+
+  it("another instance's appends are folded in from the tail", async () => {
+    const one = instance(store);
+    const two = instance(store);
+    const stream = `counter-t.${newId()}`;
+    await one.count(stream, 1);
+    await two.count(stream, 10);
+    await two.count(stream, 100);
+    expect((await one.count(stream, 1000)).state).toEqual({ total: 1111, events: 4 });
+    expect(one.readsFrom).toEqual([0n, 1n]);
+  });
+
+  it('an append that loses to another writer forgets the remembered state and decides again on the whole stream', async () => {
+    const one = instance(store);
+    const stream = `counter-t.${newId()}`;
+    await one.count(stream, 1);
+    let interfered = false;
+    // Between the decision and the append, another writer appends to the same stream.
+    const result = await one.count(stream, 2, async () => {
+      if (!interfered) {
+        interfered = true;
+        const metadata = { tenantId: 't', actor: 'system', occurredAt: new Date().toISOString() };
+        await store.append(stream, [{ id: newId(), type: 'Counted', data: { by: 40 }, metadata }], 'any');
+      }
+      return [];
+    });
+    expect(result.state).toEqual({ total: 43, events: 3 });
+    expect(one.readsFrom).toEqual([0n, 1n, 0n]);
+    expect((await store.readStream(stream)).map((event) => (event.data as Counted['data']).by)).toEqual([1, 40, 2]);
+  });
+});
