@@ -2,7 +2,7 @@ import { AUDIT_MAPPING, auditEntryOf, auditRuleOf, insertAuditEntries, type Summ
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { eventCatalogue } from '../src/event-catalogue.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
-import { defineProjection, type ProjectionHandler } from '../src/platform/projections/projection.ts';
+import { defineProjection, type ProjectionBatchHandler, type ProjectionHandler } from '../src/platform/projections/projection.ts';
 
 async function summaryBefore(tx: PoolClient, event: RecordedEvent): Promise<Summary | null> {
   const rule = auditRuleOf(event.type);
@@ -15,8 +15,7 @@ async function summaryBefore(tx: PoolClient, event: RecordedEvent): Promise<Summ
 }
 
 const project: ProjectionHandler = async (event, tx) => {
-  // Secrets never reach an entry: the catalogue masks the event's sensitive fields first.
-  const audited = auditEntryOf({ ...event, data: eventCatalogue.maskedData(event) }, await summaryBefore(tx, event));
+  const audited = entryOf(event, await summaryBefore(tx, event));
   if (!audited) return;
   await insertAuditEntries(tx, [audited.entry]);
   const { summary } = audited;
@@ -31,6 +30,17 @@ const project: ProjectionHandler = async (event, tx) => {
       ));
 };
 
+/** Secrets never reach an entry: the catalogue masks the event's sensitive fields first. */
+const entryOf = (event: RecordedEvent, before: Summary | null) => auditEntryOf({ ...event, data: eventCatalogue.maskedData(event) }, before);
+
+/** A run of events whose rule keeps no summary (tuple writes, logins): one multi-row insert. */
+const projectRun: ProjectionBatchHandler = async (events, tx) => {
+  await insertAuditEntries(tx, events.flatMap((event) => entryOf(event, null)?.entry ?? []));
+};
+
+const audited = Object.keys(AUDIT_MAPPING).filter((type) => auditRuleOf(type));
+const keepsSummary = (type: string) => Boolean(auditRuleOf(type)?.summary);
+
 /**
  * The audit log (migration 0012): one entry per audited event, keyed by the event's id. Only the
  * summaries table is declared: a rebuild empties it and replays every event, while audit_log is
@@ -39,5 +49,7 @@ const project: ProjectionHandler = async (event, tx) => {
 export const auditProjection = defineProjection({
   name: 'audit',
   tables: ['audit_resource_summaries'],
-  handlers: Object.fromEntries(Object.keys(AUDIT_MAPPING).filter((type) => auditRuleOf(type)).map((type) => [type, project])),
+  handlers: Object.fromEntries(audited.filter(keepsSummary).map((type) => [type, project])),
+  // Bulk tuple writes append hundreds of events a request; their entries need no earlier summary.
+  batchHandlers: Object.fromEntries(audited.filter((type) => !keepsSummary(type)).map((type) => [type, projectRun])),
 });

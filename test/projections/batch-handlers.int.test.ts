@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditProjection } from '../../projections/audit.ts';
 import { fgaProjection } from '../../projections/fga.ts';
 import { sessionsProjection } from '../../projections/sessions.ts';
 import { usersProjection } from '../../projections/users.ts';
@@ -126,5 +127,27 @@ describe('batch handlers of the hot projections', () => {
       { object_id: 'd2', created_at: new Date(at(5)) },
       { object_id: 'd3', created_at: new Date(at(6)) },
     ]);
+  });
+
+  it('audit: runs of events that keep no summary give the entries of applying them one by one', async () => {
+    // audit_log is append-only and keyed by event id: the same history in two tenants, one applied
+    // event by event and one as a batch, must give the same entries.
+    const facts: [string, unknown][] = [
+      ['FgaTupleWritten', tuple('d1', 'alice')],
+      ['FgaTupleWritten', tuple('d2', 'alice')],
+      ['UserCreated', user(newId(), 'dora@acme.test', [])],
+      ['FgaTupleWritten', tuple('d3', 'bob')],
+      ['FgaTupleDeleted', tuple('d1', 'alice')],
+      ['LoginSucceeded', { userId: alice, sessionId: s1, method: 'password' }],
+      ['FgaTupleDeleted', tuple('d2', 'alice')],
+    ];
+    const history = (tenant: string) => facts.map(([type, data], minute) => recorded(type, data, minute, tenant));
+    for (const event of history('one-by-one')) await withTransaction(db.pool, (tx) => applyEvents(auditProjection, [event], tx));
+    await withTransaction(db.pool, (tx) => applyEvents(auditProjection, history('batched'), tx));
+    const entries = async (tenant: string) =>
+      (await db.pool.query('select * from audit_log where tenant_id = $1 order by created_at', [tenant])).rows.map(({ id: _id, tenant_id: _tenant, ...rest }) => rest);
+    const oneByOne = await entries('one-by-one');
+    expect(oneByOne.map((entry) => entry.action)).toEqual(['FGA_TUPLE_WRITTEN', 'FGA_TUPLE_WRITTEN', 'USER_CREATED', 'FGA_TUPLE_WRITTEN', 'FGA_TUPLE_DELETED', 'LOGIN', 'FGA_TUPLE_DELETED']);
+    expect(await entries('batched')).toEqual(oneByOne);
   });
 });
