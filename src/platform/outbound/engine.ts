@@ -4,7 +4,7 @@ import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
-import type { HttpsClient, OutboundRequest } from './https-client.ts';
+import type { HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
 import { OutboundQueue, type ClaimedDelivery, type NewDelivery } from './queue.ts';
 
@@ -17,8 +17,11 @@ export interface OutboundChannel {
    * the receiver knows it by. Runs in the inbox transaction.
    */
   fanOut(event: PublicEvent, tx: PoolClient): Promise<Omit<NewDelivery, 'eventId'>[]>;
-  /** The request of one attempt (signed now), or null when the target takes no deliveries any more. */
-  prepare(delivery: ClaimedDelivery): Promise<OutboundRequest | null>;
+  /**
+   * The request of one attempt (signed now), or an attempt the channel makes with a protocol client
+   * of its own, or null when the target takes no deliveries any more.
+   */
+  prepare(delivery: ClaimedDelivery): Promise<OutboundRequest | OutboundSend | null>;
   /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
   retryDelayMs(attempt: number): number | null;
   /** Consecutive failed attempts of one target after which `onTargetFailing` is called. */
@@ -148,7 +151,7 @@ export class OutboundEngine {
         return;
       }
       const startedAt = clock.now();
-      const result = await client.post(request, this.stopping.signal);
+      const result = 'send' in request ? await request.send(this.stopping.signal) : await client.post(request, this.stopping.signal);
       if (this.stopping.signal.aborted && !result.ok) {
         // Interrupted by shutdown, not failed: the next start attempts it again.
         await this.queue.release(delivery);

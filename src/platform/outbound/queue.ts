@@ -62,6 +62,13 @@ const toRecord = (row: DeliveryRow): DeliveryRecord => ({
   nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
 });
 
+export interface TargetStats {
+  deliveryCount: number;
+  errorCount: number;
+  lastError: string | null;
+  lastDeliveryAt: string | null;
+}
+
 /** What an attempt decided: `retryAt` null means no attempt is left. */
 export type AttemptOutcome = { delivered: true } | { delivered: false; retryAt: Date | null };
 
@@ -213,6 +220,32 @@ export class OutboundQueue {
       this.pool.query<{ total: string }>(`select count(*) as total from outbound_deliveries where ${filter}`, params),
     ]);
     return { items: rows.map(toRecord), total: Number(count.rows[0]?.total ?? 0) };
+  }
+
+  /**
+   * Per target of the tenant: deliveries made, failed attempts, the last failure's error and the
+   * last delivery's time (log streams show them).
+   */
+  async targetStats(tenantId: string, targetIds: string[]): Promise<Map<string, TargetStats>> {
+    const { rows } = await this.pool.query<{ target_id: string; delivered: string; errors: string; last_error: string | null; last_delivery_at: Date | null }>(
+      `select d.target_id,
+              count(*) filter (where d.status = 'delivered') as delivered,
+              coalesce(sum((select count(*) from outbound_attempts a where a.delivery_id = d.id and a.error is not null)), 0) as errors,
+              (select a.error from outbound_deliveries d2 join outbound_attempts a on a.delivery_id = d2.id
+                where d2.tenant_id = $1 and d2.feature = $2 and d2.target_id = d.target_id and a.error is not null
+                order by a.started_at desc limit 1) as last_error,
+              max(d.updated_at) filter (where d.status = 'delivered') as last_delivery_at
+         from outbound_deliveries d
+        where d.tenant_id = $1 and d.feature = $2 and d.target_id = any($3)
+        group by d.target_id`,
+      [tenantId, this.feature, targetIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.target_id,
+        { deliveryCount: Number(row.delivered), errorCount: Number(row.errors), lastError: row.last_error, lastDeliveryAt: row.last_delivery_at?.toISOString() ?? null },
+      ]),
+    );
   }
 
   /** A target that came back (reactivated) starts counting failures afresh. */
