@@ -33,9 +33,11 @@ export function logStreamChannel(deps: LogStreamChannelDeps): OutboundChannel {
   return {
     name: 'log-streams',
 
-    async fanOut(event, tx) {
+    async fanOut(event, tx, memo) {
       if (!deps.isAudited(event.type)) return [];
-      const streams = await logStreamQueries(tx).activeAt(event.tenantId, event.occurredAt);
+      // Entries from before a stream existed are not sent to it.
+      const occurredAt = new Date(event.occurredAt);
+      const streams = (await memo.get(event.tenantId, () => logStreamQueries(tx).active(event.tenantId))).filter((stream) => stream.createdAt <= occurredAt);
       if (streams.length === 0) return [];
       const entry = await deps.auditEntry(event);
       // Thrown, the bus hands the batch again shortly: the audit projection is behind.
@@ -48,8 +50,8 @@ export function logStreamChannel(deps: LogStreamChannelDeps): OutboundChannel {
         .map((stream) => ({ tenantId: event.tenantId, targetId: stream.id, eventType: record.action, payload }));
     },
 
-    async prepare(delivery) {
-      const target = await deps.queries.target(delivery.tenantId, delivery.targetId);
+    async prepare(delivery, memo) {
+      const target = await memo.get(delivery.targetId, () => deps.queries.target(delivery.tenantId, delivery.targetId));
       // Paused or in error: its events are dropped (the audit log keeps them).
       if (!target || target.status !== 'active') return null;
       const config = JSON.parse(deps.secretBox.open(target.sealedConfig)) as AnyLogStreamConfig;

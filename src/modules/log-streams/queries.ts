@@ -65,13 +65,13 @@ export function logStreamQueries(db: Queryable) {
       const found = await row(tenant, id);
       return found && { id: found.id, type: found.type, status: found.status, sealedConfig: found.sealed_config };
     },
-    /** Active streams of the tenant that existed when the event happened, with their filters. */
-    async activeAt(tenant: string, occurredAt: string): Promise<{ id: string; eventFilters: string[] | null }[]> {
-      const { rows } = await db.query<{ id: string; event_filters: string[] | null }>(
-        `select id, event_filters from log_streams where tenant_id = $1 and status = 'active' and created_at <= $2`,
-        [tenant, occurredAt],
+    /** Active streams of the tenant, with their filters and creation times. */
+    async active(tenant: string): Promise<{ id: string; eventFilters: string[] | null; createdAt: Date }[]> {
+      const { rows } = await db.query<{ id: string; event_filters: string[] | null; created_at: Date }>(
+        `select id, event_filters, created_at from log_streams where tenant_id = $1 and status = 'active'`,
+        [tenant],
       );
-      return rows.map((r) => ({ id: r.id, eventFilters: r.event_filters }));
+      return rows.map((r) => ({ id: r.id, eventFilters: r.event_filters, createdAt: r.created_at }));
     },
   };
 }

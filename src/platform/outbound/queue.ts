@@ -69,6 +69,13 @@ export interface TargetStats {
   lastDeliveryAt: string | null;
 }
 
+/** A delivered attempt waiting to be recorded. */
+export interface DeliveredAttempt {
+  delivery: ClaimedDelivery;
+  result: AttemptResult;
+  startedAt: Date;
+}
+
 /** What an attempt decided: `retryAt` null means no attempt is left. */
 export type AttemptOutcome = { delivered: true } | { delivered: false; retryAt: Date | null };
 
@@ -173,6 +180,40 @@ export class OutboundQueue {
       ],
     );
     return rows[0]?.consecutive_failures ?? 0;
+  }
+
+  /**
+   * Records delivered attempts in one statement: their attempts, the deliveries settled, and their
+   * targets' consecutive failures reset (only where there were any, so a busy target's row is not
+   * rewritten for every delivery).
+   */
+  async recordDelivered(attempts: DeliveredAttempt[]): Promise<void> {
+    if (attempts.length === 0) return;
+    await this.pool.query(
+      `with input as (
+         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
+                as t (id, attempt, started_at, duration_ms, response_status, response_body)
+       ), attempt as (
+         insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
+         select id, attempt, started_at, duration_ms, response_status, response_body, null from input on conflict do nothing
+       ), delivery as (
+         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, last_response_status = i.response_status,
+                last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = null, updated_at = now()
+           from input i where d.id = i.id
+       )
+       update outbound_targets set consecutive_failures = 0
+        where feature = $7 and target_id = any($8) and consecutive_failures <> 0`,
+      [
+        attempts.map((a) => a.delivery.id),
+        attempts.map((a) => a.delivery.attempt),
+        attempts.map((a) => a.startedAt),
+        attempts.map((a) => a.result.durationMs),
+        attempts.map((a) => a.result.status),
+        attempts.map((a) => a.result.body),
+        this.feature,
+        [...new Set(attempts.map((a) => a.delivery.targetId))],
+      ],
+    );
   }
 
   /** Gives a claimed delivery back unattempted (shutdown): due again at once, for any instance. */
