@@ -1,4 +1,4 @@
-import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
+import { PermissionCheckWriter, auditQueries, auditRuleOf, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
@@ -9,6 +9,7 @@ import { cachedSettings, registerSettingsRoutes, settingsCommands, settingsQueri
 import { bootstrapPlatformTenant, cachedTenantLookup, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
 import { PasswordHasher, assertPasswordPolicy, cachedTokenSubjects, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
 import { registerWebhookRoutes, webhookQueries, webhooksModule } from './modules/webhooks/index.ts';
+import { logStreamQueries, logStreamsModule, registerLogStreamRoutes } from './modules/log-streams/index.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
@@ -124,6 +125,7 @@ export async function buildService(infra: Infrastructure) {
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects });
   const outboundClient = outboundClientFromConfig(config);
+  const outboundMetrics = registerOutboundMetrics(metrics, clock);
   const webhooks = webhooksModule({
     ...commandDeps,
     pool,
@@ -136,7 +138,26 @@ export async function buildService(infra: Infrastructure) {
     adminEmails: async (tenant) => (await users.queries.list(tenant, { page: 1, limit: 100, role: 'admin', status: 'active' })).items.map((user) => user.email),
     retrySchedule: config.IAM_WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
-    metrics: registerOutboundMetrics(metrics, clock),
+    metrics: outboundMetrics,
+    logger,
+  });
+  const audit = auditQueries(pool);
+  const logStreams = logStreamsModule({
+    ...commandDeps,
+    pool,
+    queries: readModelQueries('log-streams', readYourWrites, logStreamQueries(pool)),
+    bus,
+    topic,
+    client: outboundClient,
+    secretBox,
+    // The audit log's own entry, so a stream receives exactly what the log records.
+    auditEntry: async (event) =>
+      (await runner.waitFor(BigInt(event.position), config.READ_YOUR_WRITES_TIMEOUT_MS, ['audit'])) ? audit.get(event.tenantId, event.id) : null,
+    isAudited: (type) => auditRuleOf(type) !== null,
+    retryBaseMs: config.IAM_LOG_STREAM_RETRY_BASE_MS,
+    platformAUrl: config.IAM_LOG_PLATFORM_A_URL,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    metrics: outboundMetrics,
     logger,
   });
   const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
@@ -206,8 +227,9 @@ export async function buildService(infra: Infrastructure) {
   registerSessionRoutes(app, sessions);
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
-  registerAuditLogRoutes(app, auditQueries(pool));
+  registerAuditLogRoutes(app, audit);
   registerWebhookRoutes(app, webhooks);
+  registerLogStreamRoutes(app, logStreams);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
@@ -239,6 +261,7 @@ export async function buildService(infra: Infrastructure) {
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     webhooks,
+    logStreams,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
@@ -247,6 +270,7 @@ export async function buildService(infra: Infrastructure) {
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
       // Consumers join before the relay publishes, so the in-process bus hands them every event.
       await webhooks.start();
+      await logStreams.start();
       relay?.start();
       await bootstrap();
       sessionSweep.start();
@@ -260,6 +284,7 @@ export async function buildService(infra: Infrastructure) {
       await mailer.close();
       await relay?.stop();
       await webhooks.stop();
+      await logStreams.stop();
       outboundClient.close();
       await fga.stop();
       await reactions.stop();

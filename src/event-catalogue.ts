@@ -8,6 +8,7 @@ import { settingsEvents } from './modules/settings/index.ts';
 import { tenantEvents } from './modules/tenants/index.ts';
 import { userEvents } from './modules/users/index.ts';
 import { webhookEvents } from './modules/webhooks/index.ts';
+import { logStreamEvents } from './modules/log-streams/index.ts';
 import { reservationEvents } from './platform/commands/reservations.ts';
 import type { EventStore, RecordedEvent } from './platform/eventstore/port.ts';
 import { EventCatalogue } from './platform/events/catalogue.ts';
@@ -26,6 +27,7 @@ export const eventCatalogue = new EventCatalogue([
   ...fgaModelEvents,
   ...fgaTupleEvents,
   ...webhookEvents,
+  ...logStreamEvents,
   ...reservationEvents,
 ]);
 

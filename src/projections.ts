@@ -6,7 +6,8 @@ import { settingsProjection } from '../projections/settings.ts';
 import { tenantsProjection } from '../projections/tenants.ts';
 import { usersProjection } from '../projections/users.ts';
 import { webhooksProjection } from '../projections/webhooks.ts';
+import { logStreamsProjection } from '../projections/log-streams.ts';
 import type { Projection } from './platform/projections/projection.ts';
 
 /** Every read model of the service, in one list for the runner and the rebuild command. */
-export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection, webhooksProjection];
+export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection, webhooksProjection, logStreamsProjection];

@@ -8,17 +8,18 @@ import type { SettingsEvent } from '../settings/index.ts';
 import type { TenantEvent } from '../tenants/index.ts';
 import type { RoleRef, UserEvent } from '../users/index.ts';
 import type { WebhookEvent } from '../webhooks/index.ts';
+import type { LogStreamEvent } from '../log-streams/index.ts';
 import type { ReservationEventType } from '../../platform/commands/reservations.ts';
 import { REDACTED } from '../../platform/events/catalogue.ts';
 import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.ts';
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | LogStreamEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | LogStreamEvent,
   { type: T }
 >['data'];
 
@@ -53,6 +54,7 @@ export type AuditMapping = { [T in Exclude<KnownEventType, ReservationEventType>
 const roleNames = (roles: RoleRef[]) => roles.map((role) => role.name).sort();
 const userId = (data: { userId: string }) => data.userId;
 const webhookId = (data: { webhookId: string }) => data.webhookId;
+const logStreamId = (data: { logStreamId: string }) => data.logStreamId;
 /** A reason added by a reaction (role_deleted, user_deleted) or carried by the event. */
 const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
 const withRoles = (before: Summary | null, change: (roles: string[]) => string[]): Summary | null =>
@@ -284,6 +286,32 @@ export const AUDIT_MAPPING: AuditMapping = {
     details: (d) => ({ consecutiveFailures: d.consecutiveFailures }),
   },
   WebhookDeleted: { actions: ['WEBHOOK_DELETED'], resource: 'webhook', resourceId: webhookId, webhook: null, summary: () => null },
+
+  // Summaries show the configuration masked, as reads do; the sealed one never leaves the events.
+  LogStreamCreated: {
+    actions: ['LOG_STREAM_CREATED'],
+    resource: 'log_stream',
+    resourceId: logStreamId,
+    webhook: null,
+    summary: (_before, d) => ({ name: d.name, type: d.type, config: d.config, eventFilters: d.eventFilters, status: 'active' }),
+  },
+  LogStreamUpdated: {
+    actions: ['LOG_STREAM_UPDATED'],
+    resource: 'log_stream',
+    resourceId: logStreamId,
+    webhook: null,
+    summary: (before, { logStreamId: _id, sealedConfig: _sealed, ...changes }) => merged(before, changes),
+  },
+  LogStreamStatusChanged: {
+    actions: ['LOG_STREAM_PAUSED', 'LOG_STREAM_RESUMED', 'LOG_STREAM_DISABLED'],
+    pick: (d) => (d.status === 'paused' ? 'LOG_STREAM_PAUSED' : d.status === 'active' ? 'LOG_STREAM_RESUMED' : 'LOG_STREAM_DISABLED'),
+    resource: 'log_stream',
+    resourceId: logStreamId,
+    webhook: null,
+    summary: (before, d) => merged(before, { status: d.status }),
+    details: (d) => (d.consecutiveFailures === undefined ? {} : { consecutiveFailures: d.consecutiveFailures }),
+  },
+  LogStreamDeleted: { actions: ['LOG_STREAM_DELETED'], resource: 'log_stream', resourceId: logStreamId, webhook: null, summary: () => null },
 
   ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
   ReservationReleased: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },

@@ -9,4 +9,4 @@ export { PermissionCheckWriter } from './permission-check-writer.ts';
 export { auditQueries } from './queries.ts';
 export { registerAuditLogRoutes } from './routes.ts';
 export { userHistory } from './user-history.ts';
-export { WEBHOOK_EVENT_TYPES } from './vocabulary.ts';
+export { AUDIT_ACTIONS, WEBHOOK_EVENT_TYPES } from './vocabulary.ts';

@@ -47,6 +47,10 @@ const toItem = (row: AuditRow): AuditLogItem => ({
 /** Reads of the audit log, newest first, always within one tenant. */
 export function auditQueries(db: Queryable) {
   return {
+    async get(tenant: string, id: string): Promise<AuditLogItem | null> {
+      const { rows } = await db.query<AuditRow>('select * from audit_log where tenant_id = $1 and id = $2', [tenant, id]);
+      return rows[0] ? toItem(rows[0]) : null;
+    },
     async list(tenant: string, filter: AuditLogFilter): Promise<{ items: AuditLogItem[]; total: number }> {
       const params: unknown[] = [tenant];
       const where = ['tenant_id = $1'];

@@ -41,6 +41,12 @@ export const AUDIT_ACTIONS = [
   'WEBHOOK_SECRET_ROTATED',
   'WEBHOOK_DEACTIVATED',
   'WEBHOOK_DELETED',
+  'LOG_STREAM_CREATED',
+  'LOG_STREAM_UPDATED',
+  'LOG_STREAM_PAUSED',
+  'LOG_STREAM_RESUMED',
+  'LOG_STREAM_DISABLED',
+  'LOG_STREAM_DELETED',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -48,7 +54,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 /** Recorded by the permission-check writer, never by the projection: excluded from listings by default. */
 export const PERMISSION_CHECK: AuditAction = 'PERMISSION_CHECK';
 
-export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook'] as const;
+export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook', 'log_stream'] as const;
 
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
