@@ -1,3 +1,5 @@
+import { applicationCommands, applicationQueries, registerApplicationRoutes } from './modules/applications/index.ts';
+import { OAUTH_GRANT_ERRORS, oauthGrants } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
@@ -115,7 +117,7 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands });
+  const grants = { ...grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands }), ...oauthGrants({ store, tokens, settings }) };
   const outboundClient = outboundClientFromConfig(config);
   const webhooks = webhooksModule({
     ...commandDeps,
@@ -132,6 +134,7 @@ export async function buildService(infra: Infrastructure) {
     metrics: registerOutboundMetrics(metrics, clock),
     logger,
   });
+  const applications = { commands: applicationCommands(commandDeps), queries: readModelQueries('applications', readYourWrites, applicationQueries(pool)) };
   const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
 
   const firstAdmin = {
@@ -185,6 +188,7 @@ export async function buildService(infra: Infrastructure) {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
     grants,
+    grantErrors: OAUTH_GRANT_ERRORS,
     sessions: sessions.commands,
     users: users.queries,
   });
@@ -197,6 +201,7 @@ export async function buildService(infra: Infrastructure) {
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
   registerAuditLogRoutes(app, auditQueries(pool));
   registerWebhookRoutes(app, webhooks);
+  registerApplicationRoutes(app, applications);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {

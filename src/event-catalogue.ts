@@ -1,3 +1,4 @@
+import { applicationEvents } from './modules/applications/index.ts';
 import { loginEvents } from './modules/auth/index.ts';
 import { emailLinkEvents } from './modules/email-links/index.ts';
 import { fgaModelEvents, fgaTupleEvents } from './modules/fga/index.ts';
@@ -26,6 +27,7 @@ export const eventCatalogue = new EventCatalogue([
   ...fgaModelEvents,
   ...fgaTupleEvents,
   ...webhookEvents,
+  ...applicationEvents,
   ...reservationEvents,
 ]);
 

@@ -1,3 +1,4 @@
+import { applicationsProjection } from '../projections/applications.ts';
 import { auditProjection } from '../projections/audit.ts';
 import { fgaProjection } from '../projections/fga.ts';
 import { rolesProjection } from '../projections/roles.ts';
@@ -9,4 +10,4 @@ import { webhooksProjection } from '../projections/webhooks.ts';
 import type { Projection } from './platform/projections/projection.ts';
 
 /** Every read model of the service, in one list for the runner and the rebuild command. */
-export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection, webhooksProjection];
+export const allProjections: Projection[] = [tenantsProjection, rolesProjection, usersProjection, settingsProjection, sessionsProjection, fgaProjection, auditProjection, webhooksProjection, applicationsProjection];

@@ -129,6 +129,13 @@ describe('every read model is rebuilt identically from the log', () => {
     await call('DELETE', '/api/fga/tuples', tuple('plan', 'viewer', cy.id));
     await call('POST', '/api/fga/tuples/bulk', { writes: [tuple('memo', 'viewer', bob.id), tuple('memo', 'owner', ana.id)], deletes: [tuple('plan', 'owner', ana.id)] });
 
+    // Applications: created, updated, secret rotated, one deleted.
+    const web = (await call('POST', '/api/applications', { name: 'portal', type: 'web', redirectUris: ['https://portal.example/cb'] })).data;
+    await call('PUT', `/api/applications/${web.id}`, { allowedOrigins: ['https://portal.example'] });
+    await call('POST', `/api/applications/${web.id}/rotate-secret`);
+    const m2m = (await call('POST', '/api/applications', { name: 'batch', type: 'm2m', scopes: ['manage:users'] })).data;
+    await call('DELETE', `/api/applications/${m2m.id}`);
+
     // Time passes: the sweep records the idle sessions as expired.
     clock.advance(3601_000);
     expect(await t.service.sessionSweep.sweepOnce()).toBeGreaterThan(0);
@@ -140,7 +147,7 @@ describe('every read model is rebuilt identically from the log', () => {
       'UserDisabled', 'UserEnabled', 'UserDeleted', 'UserRoleAssigned', 'UserRoleRemoved', 'UserPasswordChanged', 'SessionStarted',
       'SessionRefreshed', 'SessionUsed', 'SessionRevoked', 'SessionExpired', 'LoginSucceeded', 'LoginFailed', 'AccountLocked',
       'AccountUnlocked', 'SecuritySettingsUpdated', 'FgaModelCreated', 'FgaModelUpdated', 'FgaModelActivated', 'FgaModelDeleted',
-      'FgaTupleWritten', 'FgaTupleDeleted',
+      'FgaTupleWritten', 'FgaTupleDeleted', 'ApplicationCreated', 'ApplicationUpdated', 'ApplicationSecretRotated', 'ApplicationDeleted',
     ]) {
       expect(types, type).toContain(type);
     }

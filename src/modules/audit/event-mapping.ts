@@ -1,3 +1,4 @@
+import type { ApplicationEvent } from '../applications/index.ts';
 import type { LoginEvent } from '../auth/index.ts';
 import type { EmailLinkEvent } from '../email-links/index.ts';
 import { tupleToString, type FgaModelEvent, type FgaTupleEvent } from '../fga/index.ts';
@@ -14,11 +15,11 @@ import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.t
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent,
   { type: T }
 >['data'];
 
@@ -53,6 +54,7 @@ export type AuditMapping = { [T in Exclude<KnownEventType, ReservationEventType>
 const roleNames = (roles: RoleRef[]) => roles.map((role) => role.name).sort();
 const userId = (data: { userId: string }) => data.userId;
 const webhookId = (data: { webhookId: string }) => data.webhookId;
+const applicationId = (data: { applicationId: string }) => data.applicationId;
 /** A reason added by a reaction (role_deleted, user_deleted) or carried by the event. */
 const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
 const withRoles = (before: Summary | null, change: (roles: string[]) => string[]): Summary | null =>
@@ -284,6 +286,24 @@ export const AUDIT_MAPPING: AuditMapping = {
     details: (d) => ({ consecutiveFailures: d.consecutiveFailures }),
   },
   WebhookDeleted: { actions: ['WEBHOOK_DELETED'], resource: 'webhook', resourceId: webhookId, webhook: null, summary: () => null },
+
+  // Summaries leave the secret's hash out; a rotation records only that it happened.
+  ApplicationCreated: {
+    actions: ['APPLICATION_CREATED'],
+    resource: 'application',
+    resourceId: applicationId,
+    webhook: 'application.created',
+    summary: (_before, { applicationId: _id, secretHash: _hash, ...fields }) => fields,
+  },
+  ApplicationUpdated: {
+    actions: ['APPLICATION_UPDATED'],
+    resource: 'application',
+    resourceId: applicationId,
+    webhook: 'application.updated',
+    summary: (before, { applicationId: _id, ...changes }) => merged(before, changes),
+  },
+  ApplicationSecretRotated: { actions: ['APPLICATION_SECRET_ROTATED'], resource: 'application', resourceId: applicationId, webhook: 'application.secret_rotated' },
+  ApplicationDeleted: { actions: ['APPLICATION_DELETED'], resource: 'application', resourceId: applicationId, webhook: null, summary: () => null },
 
   ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
   ReservationReleased: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },

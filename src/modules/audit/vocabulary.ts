@@ -41,6 +41,10 @@ export const AUDIT_ACTIONS = [
   'WEBHOOK_SECRET_ROTATED',
   'WEBHOOK_DEACTIVATED',
   'WEBHOOK_DELETED',
+  'APPLICATION_CREATED',
+  'APPLICATION_UPDATED',
+  'APPLICATION_SECRET_ROTATED',
+  'APPLICATION_DELETED',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -48,7 +52,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 /** Recorded by the permission-check writer, never by the projection: excluded from listings by default. */
 export const PERMISSION_CHECK: AuditAction = 'PERMISSION_CHECK';
 
-export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook'] as const;
+export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook', 'application'] as const;
 
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 

@@ -14,5 +14,8 @@ export { passwordFlows } from './password-flows.ts';
 export { registerAuthRoutes } from './routes.ts';
 export { signup } from './signup.ts';
 export { grantRegistry } from './token-endpoint.ts';
+export type { Grant, GrantParams, TokenResponse } from './token-endpoint.ts';
+export type { AccessTokenClaims } from './tokens.ts';
+export { accessTokenFor } from './access-tokens.ts';
 export { TokenService } from './tokens.ts';
 export { authRateLimitRules } from './rate-limits.ts';
