@@ -1,5 +1,5 @@
 import { applicationCommands, applicationQueries, registerApplicationRoutes } from './modules/applications/index.ts';
-import { OAUTH_GRANT_ERRORS, oauthGrants } from './modules/oauth/index.ts';
+import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
@@ -117,7 +117,8 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = { ...grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands }), ...oauthGrants({ store, tokens, settings }) };
+  const oauth = oauthModule({ store, clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox });
+  const grants = oauth.grants(grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands }));
   const outboundClient = outboundClientFromConfig(config);
   const webhooks = webhooksModule({
     ...commandDeps,
@@ -178,7 +179,7 @@ export async function buildService(infra: Infrastructure) {
   });
   if (config.AUDIT_PERMISSION_CHECKS) registerPermissionCheckAudit(app, { writer: permissionChecks, clock, fgaCheckUrl: '/api/fga/check' });
   registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
-  registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
+  registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant, providerMetadata: oauth.discovery(Object.keys(grants)) });
   registerTenantRoutes(app, { ...tenants, platformTenant, firstAdmin });
   registerRoleRoutes(app, { ...roles, awaitReactions });
   const history = userHistory(store, (event) => eventCatalogue.maskedData(event));
@@ -196,6 +197,7 @@ export async function buildService(infra: Infrastructure) {
   registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });
   const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
   registerLinkPages(app, { passwords, magicLinks: magic, csrf });
+  oauth.registerRoutes(app, { login, csrf });
   registerSessionRoutes(app, sessions);
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
@@ -233,6 +235,8 @@ export async function buildService(infra: Infrastructure) {
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     webhooks,
+    /** The token endpoint's grant types and their handlers (discovery lists exactly these). */
+    grants,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();

@@ -3,6 +3,7 @@ import { loginEvents } from './modules/auth/index.ts';
 import { emailLinkEvents } from './modules/email-links/index.ts';
 import { fgaModelEvents, fgaTupleEvents } from './modules/fga/index.ts';
 import { signingKeyEvents } from './modules/keys/index.ts';
+import { authorizationCodeEvents } from './modules/oauth/index.ts';
 import { roleEvents } from './modules/roles/index.ts';
 import { sessionEvents } from './modules/sessions/index.ts';
 import { settingsEvents } from './modules/settings/index.ts';
@@ -28,6 +29,7 @@ export const eventCatalogue = new EventCatalogue([
   ...fgaTupleEvents,
   ...webhookEvents,
   ...applicationEvents,
+  ...authorizationCodeEvents,
   ...reservationEvents,
 ]);
 

@@ -3,6 +3,7 @@ import type { LoginEvent } from '../auth/index.ts';
 import type { EmailLinkEvent } from '../email-links/index.ts';
 import { tupleToString, type FgaModelEvent, type FgaTupleEvent } from '../fga/index.ts';
 import type { SigningKeyEvent } from '../keys/index.ts';
+import type { AuthorizationCodeEvent } from '../oauth/index.ts';
 import type { RoleEvent } from '../roles/index.ts';
 import type { SessionEvent } from '../sessions/index.ts';
 import type { SettingsEvent } from '../settings/index.ts';
@@ -15,11 +16,11 @@ import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.t
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent,
   { type: T }
 >['data'];
 
@@ -304,6 +305,10 @@ export const AUDIT_MAPPING: AuditMapping = {
   },
   ApplicationSecretRotated: { actions: ['APPLICATION_SECRET_ROTATED'], resource: 'application', resourceId: applicationId, webhook: 'application.secret_rotated' },
   ApplicationDeleted: { actions: ['APPLICATION_DELETED'], resource: 'application', resourceId: applicationId, webhook: null, summary: () => null },
+
+  AuthorizationCodeIssued: { notAudited: 'the sign-in that precedes it is audited (LOGIN with its session)' },
+  AuthorizationCodeRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
+  AuthorizationCodeReplayed: { notAudited: 'its consequence, SessionRevoked with reason authorization_code_reuse, is audited' },
 
   ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
   ReservationReleased: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },

@@ -1,3 +1,5 @@
 // The public surface of the oauth module: other modules, the composition root and the read models import only this.
+export { authorizationCodeEvents } from './code-events.ts';
+export type { AuthorizationCodeEvent } from './code-events.ts';
 export { errorStatuses } from './errors.ts';
-export { oauthGrants, OAUTH_GRANT_ERRORS } from './grants.ts';
+export { oauthModule, OAUTH_GRANT_ERRORS } from './module.ts';

@@ -27,7 +27,7 @@ export const sessionRefreshed = defineEvent({
   sensitive: ['refreshTokenHash'],
 });
 
-export const SESSION_REVOKE_REASONS = ['logout', 'admin', 'user', 'refresh_token_reuse', 'max_sessions', 'password_change', 'password_reset', 'expired', 'user_deleted'] as const;
+export const SESSION_REVOKE_REASONS = ['logout', 'admin', 'user', 'refresh_token_reuse', 'max_sessions', 'password_change', 'password_reset', 'expired', 'user_deleted', 'authorization_code_reuse'] as const;
 export type SessionRevokeReason = (typeof SESSION_REVOKE_REASONS)[number];
 export const sessionRevoked = defineEvent({
   type: 'SessionRevoked',
