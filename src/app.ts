@@ -1,4 +1,4 @@
-import { applicationCommands, applicationQueries, registerApplicationRoutes } from './modules/applications/index.ts';
+import { applicationCommands, applicationQueries, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
 import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
@@ -204,6 +204,7 @@ export async function buildService(infra: Infrastructure) {
   registerAuditLogRoutes(app, auditQueries(pool));
   registerWebhookRoutes(app, webhooks);
   registerApplicationRoutes(app, applications);
+  registerApplicationCors(app, applications.queries);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {

@@ -7,6 +7,7 @@ export type { Application } from './decider.ts';
 export { errorStatuses } from './errors.ts';
 export { applicationEvents } from './events.ts';
 export type { ApplicationCreated, ApplicationDeleted, ApplicationEvent, ApplicationSecretRotated, ApplicationUpdated } from './events.ts';
+export { registerApplicationCors } from './cors.ts';
 export { applicationQueries } from './queries.ts';
 export type { ApplicationQueries } from './queries.ts';
 export { registerApplicationRoutes } from './routes.ts';

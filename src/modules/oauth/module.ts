@@ -10,6 +10,7 @@ import type { FormCsrf } from '../../platform/http/form-csrf.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { authorizationCodeGrant, clientAwareRefreshGrant } from './authorization-code-grant.ts';
 import { registerAuthorizationRoutes } from './authorization-routes.ts';
+import { registerLogoutRoutes } from './logout-routes.ts';
 import { clientCredentialsGrant } from './client-credentials-grant.ts';
 import { clientSessionTokens } from './client-sessions.ts';
 import { codeCommands } from './codes.ts';
@@ -48,9 +49,10 @@ export function oauthModule(deps: OAuthModuleDeps) {
       };
     },
     /** Discovery's members for the provider, given the token endpoint's grant types. */
-    discovery: (grantTypes: string[]) => providerMetadata(grantTypes, {}),
+    discovery: (grantTypes: string[]) => providerMetadata(grantTypes, { end_session_endpoint: `${deps.issuer}/api/oauth/logout` }),
     registerRoutes(app: HttpServer, routeDeps: { login: ReturnType<typeof passwordLogin>; csrf: FormCsrf }): void {
       registerAuthorizationRoutes(app, { ...deps, ...routeDeps, codes });
+      registerLogoutRoutes(app, { ...deps, idTokens });
     },
   };
 }
