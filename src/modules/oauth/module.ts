@@ -17,6 +17,8 @@ import { codeCommands } from './codes.ts';
 import { providerMetadata } from './discovery.ts';
 import { errorStatuses } from './errors.ts';
 import { IdTokens } from './id-tokens.ts';
+import { tokenExchangeGrant } from './token-exchange-grant.ts';
+import { GRANT_TYPES } from '../applications/index.ts';
 
 export interface OAuthModuleDeps {
   store: EventStore;
@@ -45,6 +47,7 @@ export function oauthModule(deps: OAuthModuleDeps) {
         ...base,
         client_credentials: clientCredentialsGrant(deps),
         authorization_code: authorizationCodeGrant(codeDeps),
+        [GRANT_TYPES.tokenExchange]: tokenExchangeGrant(deps),
         ...(base.refresh_token ? { refresh_token: clientAwareRefreshGrant(codeDeps, base.refresh_token) } : {}),
       };
     },

@@ -104,4 +104,41 @@ describe('a standard OIDC client (openid-client) against the service', () => {
     expect(users.status).toBe(200);
     await expect(client.clientCredentialsGrant(config, { scope: 'admin:all' })).rejects.toMatchObject({ error: 'invalid_scope' });
   });
+
+  it('token exchange (RFC 8693): delegation with act, an audience of the tenant, never a wider scope or another tenant', async () => {
+    const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
+    const app = await s.createApplication({ name: 'gateway', type: 'web', redirectUris: [REDIRECT], grantTypes: ['authorization_code', TOKEN_EXCHANGE] });
+    const api = await s.createApplication({ name: 'api', type: 'm2m' });
+    const config = await discover(s.issuer, app.clientId, app.clientSecret!);
+    const login = await s.t.request({ method: 'POST', url: '/api/auth/login', tenant: TENANT, body: { email: USER.email, password: USER.password } });
+    const subject = login.body.data.accessToken as string;
+    const actor = await s.t.token({ sub: 'service-account', tenant: TENANT, roles: ['user'] });
+
+    const exchanged = await client.genericGrantRequest(config, TOKEN_EXCHANGE, {
+      subject_token: subject,
+      subject_token_type: ACCESS,
+      actor_token: actor,
+      actor_token_type: ACCESS,
+      audience: api.clientId,
+      scope: 'manage:users',
+    });
+    expect(exchanged).toMatchObject({ issued_token_type: ACCESS, token_type: 'bearer', scope: 'manage:users' });
+    const claims = claimsOf(exchanged.access_token);
+    expect(claims).toMatchObject({ sub: claimsOf(subject).sub, tid: TENANT, act: { sub: 'service-account' }, aud: [TENANT, api.clientId], scope: 'manage:users' });
+    expect((await s.t.request({ method: 'GET', url: '/api/users', tenant: TENANT, token: exchanged.access_token })).status).toBe(200);
+    expect((await s.t.request({ method: 'GET', url: '/api/roles', tenant: TENANT, token: exchanged.access_token })).status).toBe(403);
+
+    // The exchanged token as subject: its scope bounds every further exchange.
+    const wider = client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: exchanged.access_token, subject_token_type: ACCESS, scope: 'manage:users admin:all' });
+    await expect(wider).rejects.toMatchObject({ error: 'invalid_scope' });
+    const foreign = await s.t.token({ sub: 'someone', tenant: 'other', roles: ['admin'] });
+    await expect(client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: foreign, subject_token_type: ACCESS })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: subject, subject_token_type: ACCESS, audience: 'other.00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
+      error: 'invalid_target',
+    });
+    const portal = await s.createApplication({ name: 'plain', type: 'web', redirectUris: [REDIRECT] });
+    const plain = await discover(s.issuer, portal.clientId, portal.clientSecret!);
+    await expect(client.genericGrantRequest(plain, TOKEN_EXCHANGE, { subject_token: subject, subject_token_type: ACCESS })).rejects.toMatchObject({ error: 'unauthorized_client' });
+  });
 });
