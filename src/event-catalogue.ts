@@ -3,7 +3,7 @@ import { loginEvents } from './modules/auth/index.ts';
 import { emailLinkEvents } from './modules/email-links/index.ts';
 import { fgaModelEvents, fgaTupleEvents } from './modules/fga/index.ts';
 import { signingKeyEvents } from './modules/keys/index.ts';
-import { authorizationCodeEvents } from './modules/oauth/index.ts';
+import { authorizationCodeEvents, deviceAuthorizationEvents } from './modules/oauth/index.ts';
 import { roleEvents } from './modules/roles/index.ts';
 import { sessionEvents } from './modules/sessions/index.ts';
 import { settingsEvents } from './modules/settings/index.ts';
@@ -30,6 +30,7 @@ export const eventCatalogue = new EventCatalogue([
   ...webhookEvents,
   ...applicationEvents,
   ...authorizationCodeEvents,
+  ...deviceAuthorizationEvents,
   ...reservationEvents,
 ]);
 

@@ -3,7 +3,7 @@ import type { LoginEvent } from '../auth/index.ts';
 import type { EmailLinkEvent } from '../email-links/index.ts';
 import { tupleToString, type FgaModelEvent, type FgaTupleEvent } from '../fga/index.ts';
 import type { SigningKeyEvent } from '../keys/index.ts';
-import type { AuthorizationCodeEvent } from '../oauth/index.ts';
+import type { AuthorizationCodeEvent, DeviceAuthorizationEvent } from '../oauth/index.ts';
 import type { RoleEvent } from '../roles/index.ts';
 import type { SessionEvent } from '../sessions/index.ts';
 import type { SettingsEvent } from '../settings/index.ts';
@@ -16,11 +16,11 @@ import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.t
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent,
   { type: T }
 >['data'];
 
@@ -308,6 +308,11 @@ export const AUDIT_MAPPING: AuditMapping = {
 
   AuthorizationCodeIssued: { notAudited: 'the sign-in that precedes it is audited (LOGIN with its session)' },
   AuthorizationCodeRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
+  ClientSessionBound: { notAudited: 'bookkeeping of a device approval, which is audited' },
+  DeviceAuthorizationStarted: { notAudited: 'a device asking; nothing is granted until a user approves' },
+  DeviceAuthorizationApproved: { notAudited: 'the page records its sign-in (LOGIN); an approval through the API has no audit action yet (docs/oauth.md)' },
+  DeviceAuthorizationDenied: { notAudited: 'nothing is granted, and the denying sign-in is audited' },
+  DeviceAuthorizationRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
   AuthorizationCodeReplayed: { notAudited: 'its consequence, SessionRevoked with reason authorization_code_reuse, is audited' },
 
   ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },

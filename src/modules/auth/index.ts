@@ -16,6 +16,7 @@ export { signup } from './signup.ts';
 export { grantRegistry } from './token-endpoint.ts';
 export type { Grant, GrantParams, TokenResponse } from './token-endpoint.ts';
 export type { AccessTokenClaims } from './tokens.ts';
+export { withClientCredentials } from './token-request-params.ts';
 export { accessTokenFor } from './access-tokens.ts';
 export { TokenService } from './tokens.ts';
 export { authRateLimitRules } from './rate-limits.ts';

@@ -18,7 +18,7 @@ export interface AuthorizationRequest {
 /** The sign-in form is good for 10 minutes. */
 export const REQUEST_LIFETIME_MS = 10 * 60_000;
 
-const AUTHORIZE_SCOPES: readonly string[] = [...OIDC_SCOPES, ...PERMISSIONS];
+export const AUTHORIZE_SCOPES: readonly string[] = [...OIDC_SCOPES, ...PERMISSIONS];
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 export type AuthorizeOutcome =

@@ -5,7 +5,7 @@ import type { SettingsProvider } from '../settings/index.ts';
 import { loadUser, type ActiveUser } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
-import type { IssuedCode } from './code-events.ts';
+import type { ClientGrant } from './code-events.ts';
 import type { IdTokens } from './id-tokens.ts';
 
 export interface ClientSessionDeps {
@@ -25,7 +25,7 @@ export interface ClientSessionDeps {
 export function clientSessionTokens(deps: ClientSessionDeps) {
   return async function tokensFor(
     tenant: string,
-    grant: IssuedCode,
+    grant: ClientGrant,
     refreshToken: string,
     scope: string[],
     withIdToken: boolean,
@@ -54,5 +54,5 @@ export function clientSessionTokens(deps: ClientSessionDeps) {
   };
 }
 
-const idTokenFor = (idTokens: IdTokens, user: ActiveUser, grant: IssuedCode, scope: string[], accessToken: string, lifetime: number) =>
+const idTokenFor = (idTokens: IdTokens, user: ActiveUser, grant: ClientGrant, scope: string[], accessToken: string, lifetime: number) =>
   idTokens.issue(user, { ...grant, scope }, accessToken, lifetime);

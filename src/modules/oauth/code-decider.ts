@@ -22,6 +22,8 @@ export const codeDecider: Decider<CodeState, CodeCommand, AuthorizationCodeEvent
         return state.status === 'absent' ? state : { ...state, status: 'redeemed' };
       case 'AuthorizationCodeReplayed':
         return state.status === 'absent' ? state : { ...state, status: 'replayed' };
+      case 'ClientSessionBound':
+        return state; // a device's session: no code to redeem
       default: {
         const exhaustive: never = event;
         return exhaustive;

@@ -38,10 +38,27 @@ export const authorizationCodeReplayed = defineEvent({
   data: z.strictObject({ sessionId: z.string(), clientId: z.string() }),
 });
 
-export const authorizationCodeEvents = [authorizationCodeIssued, authorizationCodeRedeemed, authorizationCodeReplayed];
+export const clientSessionBound = defineEvent({
+  type: 'ClientSessionBound',
+  description: 'A session approved for a device (RFC 8628) belongs to its client and scope, as a code-flow session does.',
+  data: z.strictObject({
+    sessionId: z.string(),
+    userId: z.string(),
+    clientId: z.string(),
+    scope: z.array(z.string()),
+    authTime: z.string(),
+    acr: z.string(),
+    amr: z.array(z.string()),
+  }),
+});
+
+export const authorizationCodeEvents = [authorizationCodeIssued, authorizationCodeRedeemed, authorizationCodeReplayed, clientSessionBound];
 
 export type AuthorizationCodeIssued = EventOf<typeof authorizationCodeIssued>;
 export type AuthorizationCodeEvent = EventOf<(typeof authorizationCodeEvents)[number]>;
 export type IssuedCode = AuthorizationCodeIssued['data'];
+/** What a client holds over a session, whether it came through a code or a device approval. */
+export type ClientSessionBound = EventOf<typeof clientSessionBound>;
+export type ClientGrant = ClientSessionBound['data'] & { nonce: string | null };
 
 export const oauthGrantStreamId = (tenant: string, sessionId: string): string => `oauthgrant-${tenant}.${sessionId}`;

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { fold } from '../../platform/commands/decider.ts';
 import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platform/crypto/opaque-tokens.ts';
 import { TENANT_NAME } from '../../platform/http/tenant-resolution.ts';
 import { invalidGrant } from '../sessions/index.ts';
 import { codeDecider } from './code-decider.ts';
-import { oauthGrantStreamId, type AuthorizationCodeEvent, type IssuedCode } from './code-events.ts';
+import { oauthGrantStreamId, type AuthorizationCodeEvent, type ClientGrant, type IssuedCode } from './code-events.ts';
 
 /** Codes live 60 seconds (decisions.md; RFC 6749 4.1.2 recommends at most 10 minutes). */
 export const CODE_LIFETIME_MS = 60_000;
@@ -59,10 +58,12 @@ export function codeCommands(deps: CommandDeps) {
       return { outcome: state.status === 'redeemed' ? ('redeemed' as const) : ('replayed' as const), code: state.code };
     },
 
-    /** The code grant a session was started for, or null (a password-login session). */
-    async grantOf(tenant: string, sessionId: string): Promise<IssuedCode | null> {
-      const state = fold(codeDecider, (await deps.store.readStream(oauthGrantStreamId(tenant, sessionId))) as unknown as AuthorizationCodeEvent[]);
-      return state.status === 'absent' ? null : state.code;
+    /** What the client holds over a session (through a code or a device approval), or null (a password-login session). */
+    async grantOf(tenant: string, sessionId: string): Promise<ClientGrant | null> {
+      const [first] = (await deps.store.readStream(oauthGrantStreamId(tenant, sessionId))) as unknown as AuthorizationCodeEvent[];
+      if (first?.type === 'AuthorizationCodeIssued') return first.data;
+      if (first?.type === 'ClientSessionBound') return { ...first.data, nonce: null };
+      return null;
     },
   };
 }

@@ -18,6 +18,9 @@ import { providerMetadata } from './discovery.ts';
 import { errorStatuses } from './errors.ts';
 import { IdTokens } from './id-tokens.ts';
 import { tokenExchangeGrant } from './token-exchange-grant.ts';
+import { deviceCodeGrant } from './device-code-grant.ts';
+import { deviceFlow } from './device-flow.ts';
+import { registerDeviceRoutes } from './device-routes.ts';
 import { GRANT_TYPES } from '../applications/index.ts';
 
 export interface OAuthModuleDeps {
@@ -40,6 +43,7 @@ export function oauthModule(deps: OAuthModuleDeps) {
   const codes = codeCommands(deps);
   const idTokens = new IdTokens(deps.keyRing, deps.issuer, deps.clock);
   const codeDeps = { ...deps, codes, tokensFor: clientSessionTokens({ ...deps, idTokens }) };
+  const devices = deviceFlow(deps);
   return {
     /** Added to (and, for refresh_token, wrapping) the token endpoint's own grants. */
     grants(base: Record<string, Grant>): Record<string, Grant> {
@@ -48,14 +52,19 @@ export function oauthModule(deps: OAuthModuleDeps) {
         client_credentials: clientCredentialsGrant(deps),
         authorization_code: authorizationCodeGrant(codeDeps),
         [GRANT_TYPES.tokenExchange]: tokenExchangeGrant(deps),
+        [GRANT_TYPES.deviceCode]: deviceCodeGrant({ ...codeDeps, devices }),
         ...(base.refresh_token ? { refresh_token: clientAwareRefreshGrant(codeDeps, base.refresh_token) } : {}),
       };
     },
     /** Discovery's members for the provider, given the token endpoint's grant types. */
-    discovery: (grantTypes: string[]) => providerMetadata(grantTypes, { end_session_endpoint: `${deps.issuer}/api/oauth/logout` }),
+    discovery: (grantTypes: string[]) => providerMetadata(grantTypes, {
+        end_session_endpoint: `${deps.issuer}/api/oauth/logout`,
+        device_authorization_endpoint: `${deps.issuer}/api/oauth/device_authorization`,
+      }),
     registerRoutes(app: HttpServer, routeDeps: { login: ReturnType<typeof passwordLogin>; csrf: FormCsrf }): void {
       registerAuthorizationRoutes(app, { ...deps, ...routeDeps, codes });
       registerLogoutRoutes(app, { ...deps, idTokens });
+      registerDeviceRoutes(app, { ...deps, ...routeDeps, devices });
     },
   };
 }

@@ -23,8 +23,8 @@ interface Document {
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 /** The spec answers GET /api/admin/sessions/{id} with 405 only: its one operation without a success. */
 const ONLY_ERRORS = new Set(['get /api/admin/sessions/{id}']);
-/** /api routes that need no x-tenant (decisions.md): discovery, this document, the sign-in form and logout (the sealed request, the ID token or client_id names the tenant). */
-const TENANTLESS = ['/api/.well-known/', '/api/openapi.json', '/api/asyncapi.json', '/api/oauth/authenticate', '/api/oauth/logout'];
+/** /api routes that need no x-tenant (decisions.md): discovery, this document, the sign-in, logout and device pages (the sealed request, ID token, client_id or user code names the tenant). */
+const TENANTLESS = ['/api/.well-known/', '/api/openapi.json', '/api/asyncapi.json', '/api/oauth/authenticate', '/api/oauth/logout', '/api/oauth/device'];
 /** Readiness answers 503 with its checks, not an error. */
 const NOT_ERRORS = new Set(['get /health/ready 503']);
 
