@@ -5,7 +5,7 @@ import { GRANT_TYPES, tenantNamedByClientId } from '../applications/index.ts';
 import { withClientCredentials, type passwordLogin } from '../auth/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError, notFound, platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
 import type { FormCsrf } from '../../platform/http/form-csrf.ts';
@@ -163,9 +163,9 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
       const principal = principalOf(request);
       const claims = principal.claims as { acr?: string; amr?: string[]; client_id?: string };
       // A client's own token is no user to approve for.
-      if (claims.client_id === principal.subject) throw new DomainError('PERMISSION_DENIED', 'A user must approve a device');
+      if (claims.client_id === principal.subject) throw platformError('PERMISSION_DENIED', 'A user must approve a device');
       const userCode = normalizedUserCode(request.body.userCode);
-      if (!userCode) throw new DomainError('NOT_FOUND', 'User code not found');
+      if (!userCode) throw notFound('User code');
       const user = { userId: principal.subject, acr: claims.acr ?? 'aal1', amr: claims.amr ?? [] };
       await deps.devices.decide(principal.tenant, userCode, request.body.approve, user, commandContextOf(request));
       return ok({ approved: request.body.approve });
