@@ -108,6 +108,41 @@ describe('HTTP resilience: timeouts, header and body limits, graceful shutdown',
 });
 
 describe('graceful shutdown (default limits)', () => {
+  it('stopping the service (what SIGTERM does) lets a write whose handler is running finish, answer and stay written', async () => {
+    const first = await startTestService();
+    let stopped = false;
+    try {
+      await first.service.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (first.service.app.server.address() as AddressInfo).port;
+      const admin = await first.token({ sub: 'admin-1', tenant: PLATFORM, roles: ['admin'] });
+      const handling = new Promise<void>((resolve) => first.service.app.server.once('request', () => resolve()));
+      // Creating a user hashes its password (argon2id) and appends: the handler is busy when the stop begins.
+      const write = fetch(`http://127.0.0.1:${port}/api/users`, {
+        method: 'POST',
+        headers: { 'x-tenant': PLATFORM, authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'in-flight@p.test', password: 'In-Fl1ght-Password' }),
+      });
+      await handling;
+      const stopping = first.service.stop();
+      const answer = await write;
+      expect([answer.status, ((await answer.json()) as { data: { email: string } }).data.email]).toEqual([201, 'in-flight@p.test']);
+      await stopping;
+      stopped = true;
+      await first.store.close();
+
+      const second = await startTestService({ db: first.db });
+      try {
+        const users = await second.request({ method: 'GET', url: '/api/users?search=in-flight', tenant: PLATFORM, token: await second.token({ sub: 'admin-1', tenant: PLATFORM, roles: ['admin'] }) });
+        expect(users.body.data.data.map((user: { email: string }) => user.email)).toEqual(['in-flight@p.test']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      if (!stopped) await first.close();
+      await first.db.drop();
+    }
+  });
+
   it('finishes a request in flight when the service stops, then refuses new connections', async () => {
     const t = await startTestService();
     try {
