@@ -77,7 +77,7 @@ describe('cross-tenant matrix: every route, tenant B never reaches tenant A', ()
     for (const operation of covered) {
       const route = `${operation.method} ${operation.path}`;
       const target = await crossTenantFixtures[keyOf(operation)]!(a);
-      const url = filled(operation.path, target.params) + (target.query ? `?${target.query}` : '');
+      const url = filled(operation.path, target.params);
       for (const tenant of [b.name, a.name]) {
         const answer = await t.request({ method: operation.method, url, tenant, token: b.adminToken, ...(target.body === undefined ? {} : { body: target.body }) });
         const sent = `${url} ${tenant} ${JSON.stringify(target.body ?? null)}`;

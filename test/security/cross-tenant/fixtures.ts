@@ -7,8 +7,6 @@ export const INTRUSION = 'taken-over';
 export interface CrossTenantTarget {
   /** The route's path parameters by name (A's ids). */
   params?: Record<string, string>;
-  /** Query string (already encoded), without the '?'. */
-  query?: string;
   /** A body the route accepts, so that validation is not what refuses the request. */
   body?: unknown;
   /**
