@@ -43,7 +43,7 @@ export function fgaModule(deps: FgaDeps) {
       commands: tupleCommands({ store, clock, activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError) }),
       queries: readModelQueries(FGA_PROJECTION, readYourWrites, tupleQueries(pool)),
     },
-    authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs }),
+    authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs, lastWrittenPosition: () => store.lastWrittenPosition() }),
     start: () => indexes.start(),
     stop: () => indexes.stop(),
   };

@@ -48,6 +48,10 @@ export class CatalogueEventStore implements EventStore {
     return this.inner.headPosition();
   }
 
+  lastWrittenPosition() {
+    return this.inner.lastWrittenPosition();
+  }
+
   close() {
     return this.inner.close();
   }

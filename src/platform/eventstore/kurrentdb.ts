@@ -201,6 +201,11 @@ export class KurrentEventStore implements EventStore {
     return events;
   }
 
+  /** KurrentDB shows a committed event to every reader at once. */
+  lastWrittenPosition(): Promise<bigint> {
+    return this.headPosition();
+  }
+
   subscribeToAll(options: SubscribeOptions): Subscription {
     return new KurrentSubscription(this.client, options);
   }

@@ -76,5 +76,10 @@ export interface EventStore {
   subscribeToAll(options: SubscribeOptions): Subscription;
   /** Position of the newest event a global reader may see now (0n when empty). */
   headPosition(): Promise<bigint>;
+  /**
+   * Position of the newest committed event, visible to global readers yet or not (0n when empty):
+   * no append was ever acknowledged with a higher position.
+   */
+  lastWrittenPosition(): Promise<bigint>;
   close(): Promise<void>;
 }

@@ -216,6 +216,11 @@ export class PostgresEventStore implements EventStore {
     return BigInt(rows[0]?.position ?? 0);
   }
 
+  async lastWrittenPosition(): Promise<bigint> {
+    const { rows } = await this.pool.query<{ position: string | null }>('select max(position) as position from events');
+    return BigInt(rows[0]?.position ?? 0);
+  }
+
   async close(): Promise<void> {
     while (this.notifying) await this.notifying;
     await this.listener.close();

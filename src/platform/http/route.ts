@@ -5,6 +5,7 @@ import { WriteLog, recordingWrites, type ReadYourWrites } from '../projections/r
 import { requireAuthentication, requirePermission, requirePlatformAdmin } from './authentication.ts';
 import { errorBodySchemas, type ErrorEnvelope } from './envelopes.ts';
 import { wireOf } from './error-statuses.ts';
+import { parserRefusalResponses } from './parser-refusals.ts';
 import type { HttpServer } from './server.ts';
 
 declare module 'fastify' {
@@ -130,7 +131,7 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       ...(declaration.params ? { params: declaration.params } : {}),
       ...(declaration.query ? { querystring: declaration.query } : {}),
       ...(declaration.body ? { body: declaration.body } : {}),
-      response: { ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType) },
+      response: { ...parserRefusalResponses, ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType) },
     },
     config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
     onRequest: declaration.access.hooks,

@@ -42,6 +42,7 @@ export function reportingAppends(store: EventStore): EventStore {
     readAll: (after, limit) => store.readAll(after, limit),
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),
+    lastWrittenPosition: () => store.lastWrittenPosition(),
     close: () => store.close(),
   };
 }
