@@ -211,7 +211,7 @@ describe('audit log: projected entries, GET /api/logs/audit, append-only table',
     await expect(t.db.pool.query("delete from audit_log where tenant_id = 'acme'")).rejects.toThrow(/append-only \(DELETE/);
     await expect(t.db.pool.query('truncate audit_log')).rejects.toThrow(/append-only \(TRUNCATE/);
 
-    await rebuildProjection(auditProjection, t.store, t.db.pool, pino({ level: 'silent' }));
+    await rebuildProjection(auditProjection, t.events, t.db.pool, pino({ level: 'silent' }));
     const after = (await t.db.pool.query('select * from audit_log order by tenant_id, id')).rows;
     expect(after).toEqual(before);
     // The summaries were rebuilt from the log: the next mutation's "before" is still right.
