@@ -83,11 +83,11 @@ async function listingLatency(): Promise<void> {
       'default (PERMISSION_CHECK excluded)': '',
       'action=LOGIN': '?action=LOGIN',
       'action=PERMISSION_CHECK': '?action=PERMISSION_CHECK',
-      'userId=user-42': '?userId=user-42',
+      'userId=user-47': '?userId=user-47',
       'one day (startDate=endDate=2025-06-01)': '?startDate=2025-06-01&endDate=2025-06-01',
       'excludeActions= (everything)': '?excludeActions=',
       'excludeActions=LOGIN,LOGOUT': '?excludeActions=LOGIN,LOGOUT',
-      'action=LOGIN, one month, userId': '?action=LOGIN&userId=user-40&startDate=2025-03-01&endDate=2025-03-31',
+      'action=LOGIN, one month, userId': '?action=LOGIN&userId=user-47&startDate=2025-03-01&endDate=2025-03-31',
       'default, offset=10000': '?offset=10000',
       'limit=500': '?limit=500',
     };

@@ -61,25 +61,47 @@ export class DataKeys {
     return result;
   }
 
-  /** The keys to encrypt with: created for subjects that have none; erased subjects stay erased. */
+  /**
+   * The keys to encrypt with: created for subjects that have none (one statement for all the
+   * subjects this instance does not know yet); erased subjects stay erased.
+   */
   async keysForWriting(subjects: DataSubject[]): Promise<Map<string, { key: Buffer } | 'erased'>> {
-    let states = await this.states(subjects);
-    const absent = unique(subjects).filter((s) => states.get(cacheKey(s)) === 'none');
-    if (absent.length > 0) {
-      // Committed before the events that use it: an event never refers to a key that was not stored.
-      await this.db.query(
-        `insert into personal_data_keys (tenant_id, subject, wrapped_key)
-         select * from unnest($1::text[], $2::text[], $3::text[]) on conflict do nothing`,
-        [absent.map((s) => s.tenantId), absent.map((s) => s.subject), absent.map(() => this.box.seal(randomBytes(32).toString('base64url')))],
-      );
-      states = new Map([...states, ...(await this.states(absent, { reload: true }))]);
+    const result = new Map<string, { key: Buffer } | 'erased'>();
+    let unknown: DataSubject[] = [];
+    for (const subject of unique(subjects)) {
+      const cached = this.recall(cacheKey(subject));
+      if (cached && cached !== 'none') result.set(cacheKey(subject), cached);
+      else unknown.push(subject);
     }
-    return new Map(
-      [...states].map(([key, state]) => {
-        if (state === 'none') throw new Error('a data key was created but cannot be read back');
-        return [key, state];
-      }),
+    // Two rounds at most: a key another transaction was inserting meanwhile is read back in the second.
+    for (let round = 0; unknown.length > 0; round += 1) {
+      if (round === 2) throw new Error('a data key was created but cannot be read back');
+      const rows = await this.createOrRead(unknown);
+      for (const row of rows) {
+        const state = this.stateOf(row) as { key: Buffer } | 'erased';
+        result.set(cacheKey({ tenantId: row.tenant_id, subject: row.subject }), state);
+        this.remember(cacheKey({ tenantId: row.tenant_id, subject: row.subject }), state);
+      }
+      unknown = unknown.filter((subject) => !result.has(cacheKey(subject)));
+    }
+    return result;
+  }
+
+  /**
+   * New keys for the subjects without a row, the existing rows of the others. Committed before the
+   * events that use them: an event never refers to a key that was not stored.
+   */
+  private async createOrRead(subjects: DataSubject[]): Promise<KeyRow[]> {
+    const { rows } = await this.db.query<KeyRow>(
+      `with wanted as (select * from unnest($1::text[], $2::text[], $3::text[]) as w(tenant_id, subject, wrapped_key)),
+            created as (insert into personal_data_keys (tenant_id, subject, wrapped_key) select * from wanted
+                        on conflict do nothing returning tenant_id, subject, wrapped_key)
+       select * from created
+       union all
+       select k.tenant_id, k.subject, k.wrapped_key from personal_data_keys k join wanted using (tenant_id, subject)`,
+      [subjects.map((s) => s.tenantId), subjects.map((s) => s.subject), subjects.map(() => this.box.seal(randomBytes(32).toString('base64url')))],
     );
+    return rows;
   }
 
   /** Destroys the subject's key for good (idempotent; a subject without a key gets a tombstone). */
