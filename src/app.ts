@@ -20,6 +20,7 @@ import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-me
 import { EventRelay } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
+import { DataKeys } from './platform/crypto/data-keys.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
@@ -60,7 +61,9 @@ export async function buildService(infra: Infrastructure) {
   const { config, logger, pool, clock } = infra;
   // Every append and read goes through the event catalogue, and every append of a request lands in
   // its write log (read-your-writes): no path can bypass either.
-  const store = reportingAppends(cataloguedStore(infra.store));
+  const secretBox = new SecretBox(infra.masterKey);
+  const dataKeys = new DataKeys(pool, secretBox);
+  const store = reportingAppends(cataloguedStore(infra.store, dataKeys));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
@@ -75,7 +78,6 @@ export async function buildService(infra: Infrastructure) {
     ? new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
     : null;
 
-  const secretBox = new SecretBox(infra.masterKey);
   const keyRing = new KeyRing({ store, clock, secretBox }, config.IAM_JWT_ALG, platformTenant ?? 'platform');
   const tokens = new TokenService(keyRing, config.IAM_ISSUER, clock);
   const hasher =
@@ -86,7 +88,7 @@ export async function buildService(infra: Infrastructure) {
   const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, roleQueries(pool)) };
   const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: readModelQueries('tenants', readYourWrites, tenantQueries(pool)) };
   const users = {
-    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
+    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings, dataKeys }),
     queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
   };
 
@@ -238,6 +240,8 @@ export async function buildService(infra: Infrastructure) {
 
   return {
     app,
+    /** The event store as the service reads it: catalogued, personal fields revealed (or "[ERASED]"). */
+    store,
     runner,
     reactions,
     keyRing,

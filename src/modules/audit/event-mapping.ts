@@ -6,7 +6,7 @@ import type { RoleEvent } from '../roles/index.ts';
 import type { SessionEvent } from '../sessions/index.ts';
 import type { SettingsEvent } from '../settings/index.ts';
 import type { TenantEvent } from '../tenants/index.ts';
-import type { RoleRef, UserEvent } from '../users/index.ts';
+import { USER_PERSONAL_FIELDS, type RoleRef, type UserEvent } from '../users/index.ts';
 import type { WebhookEvent } from '../webhooks/index.ts';
 import type { LogStreamEvent } from '../log-streams/index.ts';
 import type { ReservationEventType } from '../../platform/commands/reservations.ts';
@@ -41,6 +41,11 @@ export interface AuditRule<Data> {
   summary?: (before: Summary | null, data: Data) => Summary | null;
   /** Metadata besides before/after. */
   details?: (data: Data) => Record<string, unknown>;
+  /**
+   * GDPR erasure: these fields of metadata.before / metadata.after read "[ERASED]" in every earlier
+   * entry of the resource (the audit log's one permitted rewrite, docs/erasure.md).
+   */
+  erases?: readonly string[];
 }
 
 export interface NotAudited {
@@ -95,6 +100,8 @@ export const AUDIT_MAPPING: AuditMapping = {
   UserDisabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.blocked', summary: (before) => merged(before, { enabled: false }) },
   UserEnabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.unblocked', summary: (before) => merged(before, { enabled: true }) },
   UserDeleted: { actions: ['USER_DELETED'], resource: 'user', resourceId: userId, webhook: 'user.deleted', summary: () => null },
+  // The deletion that precedes it (same append) is delivered as user.deleted.
+  UserErased: { actions: ['USER_ERASED'], resource: 'user', resourceId: userId, webhook: null, erases: USER_PERSONAL_FIELDS },
   UserRoleAssigned: {
     actions: ['ROLE_ASSIGNMENT'],
     resource: 'user',

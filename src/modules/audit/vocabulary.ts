@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   // RESOURCE_VERB names of our own (docs/audit-actions.md)
   'USER_LOCKED',
   'USER_UNLOCKED',
+  'USER_ERASED',
   'SESSION_REVOKED',
   'SESSION_EXPIRED',
   'TENANT_CREATED',

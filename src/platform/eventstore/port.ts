@@ -14,6 +14,11 @@ export interface EventMetadata {
   occurredAt: string; // ISO 8601, from the injected clock
   /** The version of the event type's schema the data was written in (absent: 1); reads upcast it. */
   schemaVersion?: number;
+  /**
+   * The data subject whose key encrypted the event's personal fields (src/platform/events/
+   * personal-data.ts). Absent: they are in clear (written before encryption, or naming nobody).
+   */
+  personalDataKey?: string;
 }
 
 /** An event as a command handler proposes it. `id` makes re-appends idempotent. */
