@@ -64,6 +64,10 @@ export const crossTenantFixtures: Record<string, FixtureBuilder> = {
     const user = await a.user();
     return { params: { id: user.id }, control: { shows: user.email } };
   },
+  'POST /api/users/{id}/erase': async (a) => {
+    const user = await a.user();
+    return { params: { id: user.id }, control: { url: `/api/users/${user.id}`, shows: user.email } };
+  },
   'POST /api/users/{id}/unlock': async (a) => {
     const user = await a.user();
     return { params: { id: user.id }, control: { url: `/api/users/${user.id}`, shows: user.email } };
@@ -126,6 +130,12 @@ export const crossTenantFixtures: Record<string, FixtureBuilder> = {
     const delivery = await a.delivery();
     return { params: { id: delivery.webhookId, deliveryId: delivery.id }, control: { url: `/api/webhooks/${delivery.webhookId}/deliveries`, shows: delivery.id } };
   },
+
+  'GET /api/log-streams': async (a) => ({ control: { shows: (await a.logStream()).name } }),
+  ...objectRoutes('/api/log-streams/{id}', async (a) => {
+    const stream = await a.logStream();
+    return { id: stream.id, shows: stream.name, update: { name: INTRUSION } };
+  }),
 };
 
 /** GET, PUT and DELETE of one object, checked afterwards by A's GET of it. */

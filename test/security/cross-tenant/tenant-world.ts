@@ -130,6 +130,14 @@ export class TenantWorld {
     });
   }
 
+  logStream(): Promise<{ id: string; name: string }> {
+    return this.once('logStream', async () => {
+      const stream = await this.created('POST', '/api/log-streams', { name: this.distinct('stream'), type: 'WEBHOOK', config: { url: this.webhookUrl } });
+      this.markers.add(stream.id);
+      return { id: stream.id, name: stream.name };
+    });
+  }
+
   /** Realm settings with a value no other tenant has: the answer's text that shows it. */
   settings(): Promise<{ shows: string }> {
     return this.once('settings', async () => {
