@@ -1,4 +1,4 @@
-import type { EventStore, ExpectedRevision, NewEvent, StreamAppend, SubscribeOptions } from '../eventstore/port.ts';
+import type { EventStore, ExpectedRevision, NewEvent, StreamAppend, SubscribeOptions, TenantEventsQuery } from '../eventstore/port.ts';
 import type { EventCatalogue } from './catalogue.ts';
 
 /**
@@ -38,6 +38,14 @@ export class CatalogueEventStore implements EventStore {
 
   async readAll(afterPosition: bigint | undefined, limit: number) {
     return (await this.inner.readAll(afterPosition, limit)).map((event) => this.catalogue.upcast(event));
+  }
+
+  async readTenantEvents(query: TenantEventsQuery, limit: number) {
+    return (await this.inner.readTenantEvents(query, limit)).map((event) => this.catalogue.upcast(event));
+  }
+
+  tenantAt(position: bigint) {
+    return this.inner.tenantAt(position);
   }
 
   subscribeToAll(options: SubscribeOptions) {
