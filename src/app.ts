@@ -132,7 +132,15 @@ export async function buildService(infra: Infrastructure) {
     metrics: registerOutboundMetrics(metrics, clock),
     logger,
   });
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
+  const fga = fgaModule({
+    store,
+    clock,
+    pool,
+    logger,
+    timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    readYourWrites,
+    projectionReached: (name, position, timeoutMs) => runner.waitFor(position, timeoutMs, [name]),
+  });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../platform/clock.ts';
 import { fold } from '../../../platform/commands/decider.ts';
-import type { EventStore } from '../../../platform/eventstore/port.ts';
+import type { EventStore, RecordedEvent } from '../../../platform/eventstore/port.ts';
 import { TypeSystem } from '../typesystem.ts';
 import { activeModel, modelDecider } from '../models/decider.ts';
 import { modelsStreamId, type FgaModelEvent } from '../models/events.ts';
@@ -13,6 +13,7 @@ export interface ActiveModel {
 
 /** The spec's model cache lifetime; events on the log normally invalidate an entry long before. */
 export const MODEL_CACHE_TTL_MS = 5 * 60 * 1000;
+const PAST_MODELS_KEPT = 256;
 
 interface Entry {
   model: Promise<ActiveModel | null>;
@@ -27,6 +28,8 @@ interface Entry {
  */
 export class ActiveModels {
   private readonly entries = new Map<string, Entry>();
+  /** Models as they stood at past instants (asOf queries), oldest entry dropped first. */
+  private readonly past = new Map<string, ActiveModel | null>();
 
   constructor(private readonly deps: { store: EventStore; clock: Clock }) {}
 
@@ -46,10 +49,28 @@ export class ActiveModels {
     this.entries.delete(tenant);
   }
 
-  private async load(tenant: string): Promise<ActiveModel | null> {
-    const events = await this.deps.store.readStream(modelsStreamId(tenant));
-    const active = activeModel(fold(modelDecider, events as unknown as FgaModelEvent[]));
-    if (!active) return null;
-    return { modelId: active.modelId, version: active.version, typesystem: TypeSystem.fromSchema(active.schema) };
+  /**
+   * The model that was active at `instant`: the models stream folded up to it (inclusive). The
+   * compiled model is kept per tenant and number of events folded, which names one state for good.
+   */
+  async at(tenant: string, instant: Date): Promise<ActiveModel | null> {
+    const events = (await this.deps.store.readStream(modelsStreamId(tenant))).filter((event) => new Date(event.metadata.occurredAt) <= instant);
+    const key = `${tenant}\u0000${events.length}`;
+    const known = this.past.get(key);
+    if (known !== undefined) return known;
+    const model = compile(events);
+    if (this.past.size >= PAST_MODELS_KEPT) this.past.delete(this.past.keys().next().value!);
+    this.past.set(key, model);
+    return model;
   }
+
+  private async load(tenant: string): Promise<ActiveModel | null> {
+    return compile(await this.deps.store.readStream(modelsStreamId(tenant)));
+  }
+}
+
+function compile(events: RecordedEvent[]): ActiveModel | null {
+  const active = activeModel(fold(modelDecider, events as unknown as FgaModelEvent[]));
+  if (!active) return null;
+  return { modelId: active.modelId, version: active.version, typesystem: TypeSystem.fromSchema(active.schema) };
 }
