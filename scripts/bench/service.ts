@@ -11,7 +11,7 @@ export const BENCH_ADMIN = { email: 'root@bench.test', password: 'Bench-Passw0rd
 export async function benchService(
   env: Record<string, string> = {},
   /** Runs on the built service before it starts (seeding the log under the readers' checkpoints). */
-  beforeStart?: (built: { db: Awaited<ReturnType<typeof benchDatabase>>; service: Awaited<ReturnType<typeof buildService>> }) => Promise<void>,
+  beforeStart?: (built: { db: Awaited<ReturnType<typeof benchDatabase>>; store: PostgresEventStore; service: Awaited<ReturnType<typeof buildService>> }) => Promise<void>,
 ) {
   const db = await benchDatabase();
   const config = loadConfig({
@@ -26,7 +26,7 @@ export async function benchService(
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
   const service = await buildService({ config, logger: pino({ level: 'warn' }), pool: db.pool, store, clock: systemClock, masterKey: 'bench' });
-  await beforeStart?.({ db, service }).catch(async (error: unknown) => {
+  await beforeStart?.({ db, store, service }).catch(async (error: unknown) => {
     await db.close();
     throw error;
   });

@@ -54,6 +54,7 @@ export function fgaModule(deps: FgaDeps) {
       clock,
       models: activeModels,
       historyReached: (position) => projectionReached(FGA_HISTORY_PROJECTION, position, timeoutMs),
+      modelEventsSeen: (position) => indexes.waitFor(position, timeoutMs),
     }),
     start: () => indexes.start(),
     stop: () => indexes.stop(),

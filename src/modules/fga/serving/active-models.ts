@@ -16,6 +16,8 @@ export const MODEL_CACHE_TTL_MS = 5 * 60 * 1000;
 const PAST_MODELS_KEPT = 256;
 
 interface Entry {
+  /** The tenant's models stream, which asOf queries fold up to their instant. */
+  events: Promise<RecordedEvent[]>;
   model: Promise<ActiveModel | null>;
   loadedAt: number;
 }
@@ -34,14 +36,19 @@ export class ActiveModels {
   constructor(private readonly deps: { store: EventStore; clock: Clock }) {}
 
   get(tenant: string): Promise<ActiveModel | null> {
+    return this.entry(tenant).model;
+  }
+
+  private entry(tenant: string): Entry {
     const now = this.deps.clock.now().getTime();
     const entry = this.entries.get(tenant);
-    if (entry && now - entry.loadedAt < MODEL_CACHE_TTL_MS) return entry.model;
-    const fresh: Entry = { model: this.load(tenant), loadedAt: now };
+    if (entry && now - entry.loadedAt < MODEL_CACHE_TTL_MS) return entry;
+    const events = this.deps.store.readStream(modelsStreamId(tenant));
+    const fresh: Entry = { events, model: events.then(compile), loadedAt: now };
     this.entries.set(tenant, fresh);
     // A failed load is not remembered: the next request tries again.
     fresh.model.catch(() => this.entries.get(tenant) === fresh && this.entries.delete(tenant));
-    return fresh.model;
+    return fresh;
   }
 
   /** Drops the tenant's entry; a load still running keeps answering only the requests already waiting for it. */
@@ -50,11 +57,12 @@ export class ActiveModels {
   }
 
   /**
-   * The model that was active at `instant`: the models stream folded up to it (inclusive). The
-   * compiled model is kept per tenant and number of events folded, which names one state for good.
+   * The model that was active at `instant`: the models stream (cached and invalidated like the
+   * active model) folded up to it, inclusive. The compiled model is kept per tenant and number of
+   * events folded, which names one state for good.
    */
   async at(tenant: string, instant: Date): Promise<ActiveModel | null> {
-    const events = (await this.deps.store.readStream(modelsStreamId(tenant))).filter((event) => new Date(event.metadata.occurredAt) <= instant);
+    const events = (await this.entry(tenant).events).filter((event) => new Date(event.metadata.occurredAt) <= instant);
     const key = `${tenant}\u0000${events.length}`;
     const known = this.past.get(key);
     if (known !== undefined) return known;
@@ -62,10 +70,6 @@ export class ActiveModels {
     if (this.past.size >= PAST_MODELS_KEPT) this.past.delete(this.past.keys().next().value!);
     this.past.set(key, model);
     return model;
-  }
-
-  private async load(tenant: string): Promise<ActiveModel | null> {
-    return compile(await this.deps.store.readStream(modelsStreamId(tenant)));
   }
 }
 

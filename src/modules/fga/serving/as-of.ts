@@ -15,6 +15,8 @@ export interface AuthorizationAsOfDeps {
   models: ActiveModels;
   /** Whether the tuple history read model has applied the log up to `position` (bounded wait). */
   historyReached: (position: bigint) => Promise<boolean>;
+  /** Whether this instance's log follower, which drops cached models on model events, has passed `position`. */
+  modelEventsSeen: (position: bigint) => Promise<boolean>;
 }
 
 const asOfError = (message: string) => validationError(message, [{ path: 'body.asOf', message }]);
@@ -22,8 +24,8 @@ const asOfError = (message: string) => validationError(message, [{ path: 'body.a
 /**
  * Check and list-objects as they would have answered at a past instant: the same engine, with the
  * model the tenant had active then (its models stream folded up to the instant) and the tuples
- * that stood then (their lifetimes in fga_tuple_history). The history read model first passes
- * what the log held when the query arrived, so an instant already past is complete.
+ * that stood then (their lifetimes in fga_tuple_history). The history read model and the model
+ * cache first pass what the log held when the query arrived, so an instant already past is complete.
  */
 export function authorizationAsOf(deps: AuthorizationAsOfDeps) {
   /** When each tenant began: its first event (creation), which never changes. */
@@ -43,7 +45,9 @@ export function authorizationAsOf(deps: AuthorizationAsOfDeps) {
     if (at > deps.clock.now()) throw asOfError('must not be in the future');
     const began = await beganAt(tenant);
     if (!began || at < began) throw asOfError(`must not be before the tenant existed (${began?.toISOString() ?? 'no events yet'})`);
-    if (!(await deps.historyReached(await deps.store.headPosition()))) throw consistencyTimeout();
+    const head = await deps.store.headPosition();
+    const reached = await Promise.all([deps.historyReached(head), deps.modelEventsSeen(head)]);
+    if (!reached.every(Boolean)) throw consistencyTimeout();
     const model = await deps.models.at(tenant, at).catch(asDomainError);
     if (!model) throw noActiveModel();
     return new AuthorizationEngine(model.typesystem, new TupleHistoryReader(deps.pool, tenant, at));
