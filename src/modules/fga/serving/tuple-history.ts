@@ -14,6 +14,8 @@ const STOOD = 'written_at <= $2 and (deleted_at is null or deleted_at > $2)';
  */
 export class TupleHistoryReader implements TupleReader {
   private readonly at: string;
+  /** One query's answers by lookup: a check reaches the same lookup by several paths (editor and viewer from parent). */
+  private readonly answered = new Map<string, Promise<string[]>>();
 
   constructor(
     private readonly pool: Pool,
@@ -23,12 +25,16 @@ export class TupleHistoryReader implements TupleReader {
     this.at = at.toISOString();
   }
 
-  private async ids(column: 'subject_id' | 'object_id', where: string, values: string[]): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>(
-      `select distinct ${column} as id from fga_tuple_history where tenant_id = $1 and ${where} and ${STOOD}`,
-      [this.tenant, this.at, ...values],
-    );
-    return rows.map((row) => row.id);
+  private ids(column: 'subject_id' | 'object_id', where: string, values: string[]): Promise<string[]> {
+    const key = JSON.stringify([column, values]);
+    let answer = this.answered.get(key);
+    if (!answer) {
+      answer = this.pool
+        .query<{ id: string }>(`select distinct ${column} as id from fga_tuple_history where tenant_id = $1 and ${where} and ${STOOD}`, [this.tenant, this.at, ...values])
+        .then(({ rows }) => rows.map((row) => row.id));
+      this.answered.set(key, answer);
+    }
+    return answer;
   }
 
   readSubjectIds(query: SubjectIdsQuery): Promise<string[]> {
@@ -47,12 +53,8 @@ export class TupleHistoryReader implements TupleReader {
     );
   }
 
+  /** From the tuple's subjects of its kind: a check asks both of one object, and the answer is shared. */
   async hasTuple(tuple: RelationTuple): Promise<boolean> {
-    const found = await this.ids(
-      'subject_id',
-      'object_type = $3 and object_id = $4 and relation = $5 and subject_type = $6 and subject_relation = $7 and subject_id = $8',
-      [tuple.objectType, tuple.objectId, tuple.relation, tuple.subjectType, tuple.subjectRelation ?? '', tuple.subjectId],
-    );
-    return found.length > 0;
+    return (await this.readSubjectIds(tuple)).includes(tuple.subjectId);
   }
 }
