@@ -1,4 +1,4 @@
-import { PermissionCheckWriter, auditQueries, auditRuleOf, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
+import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
@@ -17,7 +17,7 @@ import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalo
 import { BackgroundTasks } from './platform/background-tasks.ts';
 import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
-import { EventRelay } from './platform/bus/relay.ts';
+import { EventRelay, publicEnvelope } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { DataKeys } from './platform/crypto/data-keys.ts';
@@ -155,7 +155,15 @@ export async function buildService(infra: Infrastructure) {
     metrics: outboundMetrics,
     logger,
   });
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
+  const fga = fgaModule({
+    store,
+    clock,
+    pool,
+    logger,
+    timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    readYourWrites,
+    projectionReached: (name, position, timeoutMs) => runner.waitFor(position, timeoutMs, [name]),
+  });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
@@ -219,6 +227,8 @@ export async function buildService(infra: Infrastructure) {
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
   registerAuditLogRoutes(app, audit);
+  const knownTypes = new Set(eventCatalogue.definitions.map((definition) => definition.type));
+  registerEventFeedRoutes(app, eventFeed({ store, envelope: (event) => publicEnvelope(event, publicEventData), knownTypes }));
   registerWebhookRoutes(app, webhooks);
   registerLogStreamRoutes(app, logStreams);
 

@@ -12,7 +12,7 @@ const TOTAL_CAPPED_HEADER = 'x-total-count-capped';
 const DAY_MS = 86_400_000;
 
 /** ISO 8601 instant (with Z or an offset) or a date alone, which stands for the whole UTC day. */
-const isoInstant = (end: 'start' | 'end') =>
+export const isoInstant = (end: 'start' | 'end') =>
   z.union([z.iso.date(), z.iso.datetime({ offset: true })]).transform((text) => {
     const at = new Date(text.length === 10 ? `${text}T00:00:00.000Z` : text);
     return text.length === 10 && end === 'end' ? new Date(at.getTime() + DAY_MS - 1) : at;

@@ -1,4 +1,4 @@
-import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent, StreamAppend, SubscribeOptions } from '../eventstore/port.ts';
+import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent, StreamAppend, SubscribeOptions, TenantEventsQuery } from '../eventstore/port.ts';
 import type { EventCatalogue } from './catalogue.ts';
 import type { PersonalDataCipher } from './personal-data.ts';
 
@@ -55,6 +55,14 @@ export class CatalogueEventStore implements EventStore {
 
   async readAll(afterPosition: bigint | undefined, limit: number) {
     return this.read(await this.inner.readAll(afterPosition, limit));
+  }
+
+  async readTenantEvents(query: TenantEventsQuery, limit: number) {
+    return this.read(await this.inner.readTenantEvents(query, limit));
+  }
+
+  tenantAt(position: bigint) {
+    return this.inner.tenantAt(position);
   }
 
   subscribeToAll(options: SubscribeOptions) {

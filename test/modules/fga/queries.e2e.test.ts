@@ -1,28 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL, NEXT_MODEL } from './support/documents-model.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
-
-const MODEL = `model
-  schema 1.1
-type user
-type group
-  relations
-    define member: [user, group#member]
-type folder
-  relations
-    define viewer: [user, group#member]
-type document
-  relations
-    define parent: [folder]
-    define owner: [user]
-    define blocked: [user]
-    define viewer: [user, user:*, group#member] or owner or viewer from parent
-    define can_read: viewer but not blocked`;
-
-// The same types without wildcards, and with an editor relation.
-const NEXT_MODEL = MODEL.replace('[user, user:*, group#member] or owner', '[user, group#member] or owner or editor').replace(
-  '    define owner: [user]',
-  '    define owner: [user]\n    define editor: [user]',
-);
 
 const userCheck = (objectId: string, relation: string, subjectId: string, extra: Record<string, unknown> = {}) => ({
   objectType: 'document',

@@ -16,14 +16,14 @@ export interface AuthorizationDeps {
 
 const TOKEN_NEVER_ISSUED = 'no write answered with this consistency token';
 
-const consistencyTimeout = () =>
+export const consistencyTimeout = () =>
   fgaError('CONSISTENCY_TIMEOUT', 'The authorization index has not yet reached the consistency token; retry shortly', undefined, 1);
 
 /**
  * A valid model can chain thousands of computed usersets on one object; such a resolution can
  * exhaust the stack before it counts 25 hops. It is too deep all the same.
  */
-function evaluationError(error: unknown): never {
+export function evaluationError(error: unknown): never {
   if (error instanceof RangeError && error.message.includes('call stack')) {
     throw fgaError('MAX_DEPTH_EXCEEDED', 'resolution nests too deeply for this model');
   }
