@@ -83,6 +83,7 @@ export const crossTenantFixtures: Record<string, FixtureBuilder> = {
   'DELETE /api/user/security/sessions/{id}': async (a) => ({ params: { id: a.adminSessionId }, control: { url: '/api/user/security/sessions', shows: a.adminSessionId } }),
 
   'GET /api/realm-settings': async (a) => ({ control: { shows: (await a.settings()).shows } }),
+  'GET /api/events': async (a) => ({ control: { shows: (await a.user()).id } }),
   'GET /api/logs/audit': async (a) => ({ control: { shows: (await a.user()).id } }),
 
   'GET /api/fga/models': async (a) => ({ control: { shows: (await a.model()).name } }),
