@@ -1,6 +1,6 @@
 import { applicationCommands, applicationQueries, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
 import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
-import { PermissionCheckWriter, auditQueries, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
+import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
@@ -11,6 +11,7 @@ import { registerSettingsRoutes, settingsCommands, settingsQueries } from './mod
 import { bootstrapPlatformTenant, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
 import { PasswordHasher, assertPasswordPolicy, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
 import { registerWebhookRoutes, webhookQueries, webhooksModule } from './modules/webhooks/index.ts';
+import { logStreamQueries, logStreamsModule, registerLogStreamRoutes } from './modules/log-streams/index.ts';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
@@ -18,9 +19,10 @@ import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalo
 import { BackgroundTasks } from './platform/background-tasks.ts';
 import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
-import { EventRelay } from './platform/bus/relay.ts';
+import { EventRelay, publicEnvelope } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
+import { DataKeys } from './platform/crypto/data-keys.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
@@ -61,7 +63,9 @@ export async function buildService(infra: Infrastructure) {
   const { config, logger, pool, clock } = infra;
   // Every append and read goes through the event catalogue, and every append of a request lands in
   // its write log (read-your-writes): no path can bypass either.
-  const store = reportingAppends(cataloguedStore(infra.store));
+  const secretBox = new SecretBox(infra.masterKey);
+  const dataKeys = new DataKeys(pool, secretBox);
+  const store = reportingAppends(cataloguedStore(infra.store, dataKeys));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
@@ -76,7 +80,6 @@ export async function buildService(infra: Infrastructure) {
     ? new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
     : null;
 
-  const secretBox = new SecretBox(infra.masterKey);
   const keyRing = new KeyRing({ store, clock, secretBox }, config.IAM_JWT_ALG, platformTenant ?? 'platform');
   const tokens = new TokenService(keyRing, config.IAM_ISSUER, clock);
   const hasher =
@@ -87,7 +90,7 @@ export async function buildService(infra: Infrastructure) {
   const roles = { commands: roleCommands(commandDeps), queries: readModelQueries('roles', readYourWrites, roleQueries(pool)) };
   const tenants = { commands: tenantCommands({ ...commandDeps, platformTenant }), queries: readModelQueries('tenants', readYourWrites, tenantQueries(pool)) };
   const users = {
-    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
+    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings, dataKeys }),
     queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
   };
 
@@ -120,6 +123,7 @@ export async function buildService(infra: Infrastructure) {
   const oauth = oauthModule({ store, clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox });
   const grants = oauth.grants(grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands }));
   const outboundClient = outboundClientFromConfig(config);
+  const outboundMetrics = registerOutboundMetrics(metrics, clock);
   const webhooks = webhooksModule({
     ...commandDeps,
     pool,
@@ -132,11 +136,38 @@ export async function buildService(infra: Infrastructure) {
     adminEmails: async (tenant) => (await users.queries.list(tenant, { page: 1, limit: 100, role: 'admin', status: 'active' })).items.map((user) => user.email),
     retrySchedule: config.IAM_WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
-    metrics: registerOutboundMetrics(metrics, clock),
+    metrics: outboundMetrics,
     logger,
   });
   const applications = { commands: applicationCommands(commandDeps), queries: readModelQueries('applications', readYourWrites, applicationQueries(pool)) };
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
+  const audit = auditQueries(pool);
+  const logStreams = logStreamsModule({
+    ...commandDeps,
+    pool,
+    queries: readModelQueries('log-streams', readYourWrites, logStreamQueries(pool)),
+    bus,
+    topic,
+    client: outboundClient,
+    secretBox,
+    // The audit log's own entry, so a stream receives exactly what the log records.
+    auditEntry: async (event) =>
+      (await runner.waitFor(BigInt(event.position), config.READ_YOUR_WRITES_TIMEOUT_MS, ['audit'])) ? audit.get(event.tenantId, event.id) : null,
+    isAudited: (type) => auditRuleOf(type) !== null,
+    retryBaseMs: config.IAM_LOG_STREAM_RETRY_BASE_MS,
+    platformAUrl: config.IAM_LOG_PLATFORM_A_URL,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    metrics: outboundMetrics,
+    logger,
+  });
+  const fga = fgaModule({
+    store,
+    clock,
+    pool,
+    logger,
+    timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    readYourWrites,
+    projectionReached: (name, position, timeoutMs) => runner.waitFor(position, timeoutMs, [name]),
+  });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
@@ -168,7 +199,7 @@ export async function buildService(infra: Infrastructure) {
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }, rateLimitRules));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
-  registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.ready });
   const permissionChecks = new PermissionCheckWriter({
     db: pool,
     logger,
@@ -201,10 +232,13 @@ export async function buildService(infra: Infrastructure) {
   registerSessionRoutes(app, sessions);
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
-  registerAuditLogRoutes(app, auditQueries(pool));
+  registerAuditLogRoutes(app, audit);
+  const knownTypes = new Set(eventCatalogue.definitions.map((definition) => definition.type));
+  registerEventFeedRoutes(app, eventFeed({ store, envelope: (event) => publicEnvelope(event, publicEventData), knownTypes }));
   registerWebhookRoutes(app, webhooks);
   registerApplicationRoutes(app, applications);
   registerApplicationCors(app, applications.queries);
+  registerLogStreamRoutes(app, logStreams);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
   async function bootstrap(): Promise<void> {
@@ -224,6 +258,8 @@ export async function buildService(infra: Infrastructure) {
 
   return {
     app,
+    /** The event store as the service reads it: catalogued, personal fields revealed (or "[ERASED]"). */
+    store,
     runner,
     reactions,
     keyRing,
@@ -238,6 +274,7 @@ export async function buildService(infra: Infrastructure) {
     webhooks,
     /** The token endpoint's grant types and their handlers (discovery lists exactly these). */
     grants,
+    logStreams,
     async start(): Promise<void> {
       await keyRing.start();
       await runner.start();
@@ -246,6 +283,7 @@ export async function buildService(infra: Infrastructure) {
       await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });
       // Consumers join before the relay publishes, so the in-process bus hands them every event.
       await webhooks.start();
+      await logStreams.start();
       relay?.start();
       await bootstrap();
       sessionSweep.start();
@@ -259,6 +297,7 @@ export async function buildService(infra: Infrastructure) {
       await mailer.close();
       await relay?.stop();
       await webhooks.stop();
+      await logStreams.stop();
       outboundClient.close();
       await fga.stop();
       await reactions.stop();

@@ -54,6 +54,10 @@ const configSchema = z
         if (delays.some((delay) => delay === null)) context.addIssue({ code: 'custom', message: 'expected durations such as 1m,5m,30m,2h,12h' });
         return delays as number[];
       }),
+    /** The largest wait before a log stream's first retry; each retry doubles it, up to 6 hours (tests shorten it). */
+    IAM_LOG_STREAM_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
+    /** Replaces LOG_PLATFORM_A's regional intake URL (tests, proxies). */
+    IAM_LOG_PLATFORM_A_URL: optionalString.pipe(z.url().optional()),
     /** Outgoing e-mail server, `smtp://` or `smtps://` (implicit TLS) with credentials in the URL; unset: the log. */
     SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//i, 'must be an smtp:// or smtps:// URL').optional()),
     /**

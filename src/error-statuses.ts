@@ -8,10 +8,11 @@ import { errorStatuses as sessions } from './modules/sessions/index.ts';
 import { errorStatuses as tenants } from './modules/tenants/index.ts';
 import { errorStatuses as users } from './modules/users/index.ts';
 import { errorStatuses as webhooks } from './modules/webhooks/index.ts';
+import { errorStatuses as logStreams } from './modules/log-streams/index.ts';
 import { platformErrorStatuses } from './platform/errors.ts';
 import { composeErrorStatuses } from './platform/http/error-statuses.ts';
 
 /** Every code a module raises, per module: what the HTTP edge maps to statuses. */
-export const moduleErrorStatuses = { platform: platformErrorStatuses, applications, auth, emailLinks, fga, oauth, roles, sessions, tenants, users, webhooks };
+export const moduleErrorStatuses = { platform: platformErrorStatuses, applications, auth, emailLinks, fga, oauth, roles, sessions, tenants, users, webhooks, logStreams };
 
 export const errorStatuses = composeErrorStatuses(...Object.values(moduleErrorStatuses));

@@ -10,10 +10,13 @@ import { settingsEvents } from './modules/settings/index.ts';
 import { tenantEvents } from './modules/tenants/index.ts';
 import { userEvents } from './modules/users/index.ts';
 import { webhookEvents } from './modules/webhooks/index.ts';
+import { logStreamEvents } from './modules/log-streams/index.ts';
 import { reservationEvents } from './platform/commands/reservations.ts';
 import type { EventStore, RecordedEvent } from './platform/eventstore/port.ts';
 import { EventCatalogue } from './platform/events/catalogue.ts';
 import { CatalogueEventStore } from './platform/events/catalogue-store.ts';
+import type { DataKeys } from './platform/crypto/data-keys.ts';
+import { PersonalDataCipher } from './platform/events/personal-data.ts';
 
 /** Every event type the service writes: the store refuses any other, the relay and the docs read it. */
 export const eventCatalogue = new EventCatalogue([
@@ -31,12 +34,16 @@ export const eventCatalogue = new EventCatalogue([
   ...applicationEvents,
   ...authorizationCodeEvents,
   ...deviceAuthorizationEvents,
+  ...logStreamEvents,
   ...reservationEvents,
 ]);
 
-/** The store as the service must use it: catalogue-checked appends, upcast reads (applied once). */
-export function cataloguedStore(store: EventStore): EventStore {
-  return store instanceof CatalogueEventStore ? store : new CatalogueEventStore(store, eventCatalogue);
+/**
+ * The store as the service must use it: catalogue-checked appends with personal fields sealed by
+ * their person's data key, reads revealed (or "[ERASED]") and upcast (applied once).
+ */
+export function cataloguedStore(store: EventStore, dataKeys: DataKeys): EventStore {
+  return store instanceof CatalogueEventStore ? store : new CatalogueEventStore(store, eventCatalogue, new PersonalDataCipher(eventCatalogue, dataKeys));
 }
 
 /** What of an event the relay may publish. */

@@ -118,6 +118,12 @@ describe('every read model is rebuilt identically from the log', () => {
     expect(deeSessions.sessions.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([[deeSession.sessionId, 'revoked']]);
     expect((await call('GET', `/api/users/${ana.id}/roles`)).data.map((r: { name: string }) => r.name).sort()).toEqual(['reader', 'user']);
 
+    // GDPR erasure: of a user deleted before (dee) and of an active one with a live session (fay).
+    await call('POST', `/api/users/${dee.id}/erase`);
+    const fay = (await call('POST', '/api/users', { email: 'fay@acme.test', username: 'fay', lastName: 'Erased', password: 'Fay-Passw0rd' })).data;
+    await login('fay@acme.test', 'Fay-Passw0rd');
+    await call('POST', `/api/users/${fay.id}/erase`);
+
     // Authorization: models created, updated, activated, deleted; tuples written, deleted, in bulk.
     const model = (await call('POST', '/api/fga/models', { name: 'docs', dsl: DOCS })).data;
     await call('PUT', `/api/fga/models/${model.id}`, { name: 'documents' });
@@ -172,7 +178,7 @@ describe('every read model is rebuilt identically from the log', () => {
 
     // What `npm run projections:rebuild -- --all` runs, while the service runs (its projections rewind and follow).
     const rebuilt: string[] = [];
-    await rebuildProjections(allProjections, t.store, t.db.pool, pino({ level: 'silent' }), (name) => rebuilt.push(name));
+    await rebuildProjections(allProjections, t.events, t.db.pool, pino({ level: 'silent' }), (name) => rebuilt.push(name));
     expect(rebuilt).toEqual(allProjections.map((p) => p.name));
     await settle();
 

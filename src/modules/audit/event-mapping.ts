@@ -8,19 +8,20 @@ import type { RoleEvent } from '../roles/index.ts';
 import type { SessionEvent } from '../sessions/index.ts';
 import type { SettingsEvent } from '../settings/index.ts';
 import type { TenantEvent } from '../tenants/index.ts';
-import type { RoleRef, UserEvent } from '../users/index.ts';
+import { USER_PERSONAL_FIELDS, type RoleRef, type UserEvent } from '../users/index.ts';
 import type { WebhookEvent } from '../webhooks/index.ts';
+import type { LogStreamEvent } from '../log-streams/index.ts';
 import type { ReservationEventType } from '../../platform/commands/reservations.ts';
 import { REDACTED } from '../../platform/events/catalogue.ts';
 import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.ts';
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent,
   { type: T }
 >['data'];
 
@@ -42,6 +43,11 @@ export interface AuditRule<Data> {
   summary?: (before: Summary | null, data: Data) => Summary | null;
   /** Metadata besides before/after. */
   details?: (data: Data) => Record<string, unknown>;
+  /**
+   * GDPR erasure: these fields of metadata.before / metadata.after read "[ERASED]" in every earlier
+   * entry of the resource (the audit log's one permitted rewrite, docs/erasure.md).
+   */
+  erases?: readonly string[];
 }
 
 export interface NotAudited {
@@ -56,6 +62,7 @@ const roleNames = (roles: RoleRef[]) => roles.map((role) => role.name).sort();
 const userId = (data: { userId: string }) => data.userId;
 const webhookId = (data: { webhookId: string }) => data.webhookId;
 const applicationId = (data: { applicationId: string }) => data.applicationId;
+const logStreamId = (data: { logStreamId: string }) => data.logStreamId;
 /** A reason added by a reaction (role_deleted, user_deleted) or carried by the event. */
 const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
 const withRoles = (before: Summary | null, change: (roles: string[]) => string[]): Summary | null =>
@@ -96,6 +103,8 @@ export const AUDIT_MAPPING: AuditMapping = {
   UserDisabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.blocked', summary: (before) => merged(before, { enabled: false }) },
   UserEnabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.unblocked', summary: (before) => merged(before, { enabled: true }) },
   UserDeleted: { actions: ['USER_DELETED'], resource: 'user', resourceId: userId, webhook: 'user.deleted', summary: () => null },
+  // The deletion that precedes it (same append) is delivered as user.deleted.
+  UserErased: { actions: ['USER_ERASED'], resource: 'user', resourceId: userId, webhook: null, erases: USER_PERSONAL_FIELDS },
   UserRoleAssigned: {
     actions: ['ROLE_ASSIGNMENT'],
     resource: 'user',
@@ -314,6 +323,31 @@ export const AUDIT_MAPPING: AuditMapping = {
   DeviceAuthorizationDenied: { notAudited: 'nothing is granted, and the denying sign-in is audited' },
   DeviceAuthorizationRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
   AuthorizationCodeReplayed: { notAudited: 'its consequence, SessionRevoked with reason authorization_code_reuse, is audited' },
+  // Summaries show the configuration masked, as reads do; the sealed one never leaves the events.
+  LogStreamCreated: {
+    actions: ['LOG_STREAM_CREATED'],
+    resource: 'log_stream',
+    resourceId: logStreamId,
+    webhook: null,
+    summary: (_before, d) => ({ name: d.name, type: d.type, config: d.config, eventFilters: d.eventFilters, status: 'active' }),
+  },
+  LogStreamUpdated: {
+    actions: ['LOG_STREAM_UPDATED'],
+    resource: 'log_stream',
+    resourceId: logStreamId,
+    webhook: null,
+    summary: (before, { logStreamId: _id, sealedConfig: _sealed, ...changes }) => merged(before, changes),
+  },
+  LogStreamStatusChanged: {
+    actions: ['LOG_STREAM_PAUSED', 'LOG_STREAM_RESUMED', 'LOG_STREAM_DISABLED'],
+    pick: (d) => (d.status === 'paused' ? 'LOG_STREAM_PAUSED' : d.status === 'active' ? 'LOG_STREAM_RESUMED' : 'LOG_STREAM_DISABLED'),
+    resource: 'log_stream',
+    resourceId: logStreamId,
+    webhook: null,
+    summary: (before, d) => merged(before, { status: d.status }),
+    details: (d) => (d.consecutiveFailures === undefined ? {} : { consecutiveFailures: d.consecutiveFailures }),
+  },
+  LogStreamDeleted: { actions: ['LOG_STREAM_DELETED'], resource: 'log_stream', resourceId: logStreamId, webhook: null, summary: () => null },
 
   ReservationClaimed: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },
   ReservationReleased: { notAudited: "uniqueness bookkeeping appended with its owner's event, which is audited" },

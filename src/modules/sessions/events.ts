@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
+import { userStreamId } from '../users/index.ts';
 
 export const sessionStarted = defineEvent({
   type: 'SessionStarted',
@@ -20,6 +21,7 @@ export const sessionStarted = defineEvent({
   }),
   sensitive: ['refreshTokenHash'],
   personal: ['ipAddress', 'userAgent'],
+  dataSubject: (d, metadata) => userStreamId(metadata.tenantId, d.userId),
 });
 export const sessionRefreshed = defineEvent({
   type: 'SessionRefreshed',

@@ -57,17 +57,20 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
   return {
     name: 'webhooks',
 
-    async fanOut(event, tx) {
+    async fanOut(event, tx, memo) {
       const type = webhookTypeOf(event.type);
       if (!type) return [];
-      const targets = await webhookQueries(tx).subscribedTo(event.tenantId, type, event.occurredAt);
+      const subscribed = await memo.get(`${event.tenantId}\n${type}`, () => webhookQueries(tx).subscribedTo(event.tenantId, type));
+      // Events from before a subscription existed are not sent to it.
+      const occurredAt = new Date(event.occurredAt);
+      const targets = subscribed.filter((subscription) => subscription.createdAt <= occurredAt).map((subscription) => subscription.id);
       if (targets.length === 0) return [];
       const payload = webhookBody(event.id, type, event.occurredAt, await webhookData(deps.store, type, event));
       return targets.map((targetId) => ({ tenantId: event.tenantId, targetId, eventType: type, payload }));
     },
 
-    async prepare(delivery) {
-      const target = await deps.queries.target(delivery.tenantId, delivery.targetId);
+    async prepare(delivery, memo) {
+      const target = await memo.get(`${delivery.tenantId}\n${delivery.targetId}`, () => deps.queries.target(delivery.tenantId, delivery.targetId));
       // A test event reaches an inactive subscription too: that is how one checks it before reactivating.
       if (!target || (!target.isActive && delivery.eventType !== TEST_WEBHOOK_TYPE)) return null;
       const now = deps.clock.now();

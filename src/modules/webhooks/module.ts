@@ -43,17 +43,8 @@ const asLogEntry = ({ status, ...delivery }: DeliveryRecord) => ({ ...delivery, 
 export function webhooksModule(deps: WebhooksModuleDeps) {
   const { queries } = deps;
   const commands = webhookCommands(deps);
-  const engine = new OutboundEngine({
-    channel: webhookChannel({ ...deps, queries, commands, logger: deps.logger.child({ component: 'webhooks' }) }),
-    bus: deps.bus,
-    topic: deps.topic,
-    pool: deps.pool,
-    client: deps.client,
-    clock: deps.clock,
-    logger: deps.logger,
-    metrics: deps.metrics,
-    timeoutMs: deps.timeoutMs,
-  });
+  // The engine takes its bus, pool, client, clock, metrics and timeout from the module's dependencies.
+  const engine = new OutboundEngine({ ...deps, channel: webhookChannel({ ...deps, queries, commands, logger: deps.logger.child({ component: 'webhooks' }) }) });
   const existing = async (tenant: string, webhookId: string) => (await queries.get(tenant, webhookId)) ?? Promise.reject(notFound('Webhook'));
 
   /** https only, and not an address the service refuses to send to (checked again at every attempt). */

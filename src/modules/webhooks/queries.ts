@@ -77,16 +77,13 @@ export function webhookQueries(db: Queryable) {
         previousSecretExpiresAt: found.previous_secret_expires_at,
       };
     },
-    /**
-     * Active subscriptions of the tenant that take `webhookType` and existed when the event
-     * happened (events from before a subscription are not sent to it).
-     */
-    async subscribedTo(tenant: string, webhookType: string, occurredAt: string): Promise<string[]> {
-      const { rows } = await db.query<{ id: string }>(
-        `select id from webhooks where tenant_id = $1 and is_active and created_at <= $3 and (events && array['*', $2]::text[])`,
-        [tenant, webhookType, occurredAt],
+    /** Active subscriptions of the tenant that take `webhookType`, with their creation times. */
+    async subscribedTo(tenant: string, webhookType: string): Promise<{ id: string; createdAt: Date }[]> {
+      const { rows } = await db.query<{ id: string; created_at: Date }>(
+        `select id, created_at from webhooks where tenant_id = $1 and is_active and (events && array['*', $2]::text[])`,
+        [tenant, webhookType],
       );
-      return rows.map((r) => r.id);
+      return rows.map((r) => ({ id: r.id, createdAt: r.created_at }));
     },
   };
 }

@@ -4,9 +4,26 @@ import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
-import type { HttpsClient, OutboundRequest } from './https-client.ts';
+import type { HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
-import { OutboundQueue, type ClaimedDelivery, type NewDelivery } from './queue.ts';
+import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type NewDelivery } from './queue.ts';
+
+/**
+ * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim): a target
+ * read once per batch rather than once per event or delivery.
+ */
+export class BatchMemo {
+  private readonly values = new Map<string, Promise<unknown>>();
+
+  get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    let value = this.values.get(key) as Promise<T> | undefined;
+    if (!value) {
+      value = load();
+      this.values.set(key, value);
+    }
+    return value;
+  }
+}
 
 /** What a feature (webhooks, log streams) tells the engine; the engine knows nothing of its domain. */
 export interface OutboundChannel {
@@ -16,9 +33,12 @@ export interface OutboundChannel {
    * The deliveries an event causes, one per target (none for most events), each with the type name
    * the receiver knows it by. Runs in the inbox transaction.
    */
-  fanOut(event: PublicEvent, tx: PoolClient): Promise<Omit<NewDelivery, 'eventId'>[]>;
-  /** The request of one attempt (signed now), or null when the target takes no deliveries any more. */
-  prepare(delivery: ClaimedDelivery): Promise<OutboundRequest | null>;
+  fanOut(event: PublicEvent, tx: PoolClient, memo: BatchMemo): Promise<Omit<NewDelivery, 'eventId'>[]>;
+  /**
+   * The request of one attempt (signed now), or an attempt the channel makes with a protocol client
+   * of its own, or null when the target takes no deliveries any more.
+   */
+  prepare(delivery: ClaimedDelivery, memo: BatchMemo): Promise<OutboundRequest | OutboundSend | null>;
   /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
   retryDelayMs(attempt: number): number | null;
   /** Consecutive failed attempts of one target after which `onTargetFailing` is called. */
@@ -45,6 +65,7 @@ export interface OutboundEngineOptions {
 }
 
 const LEASE_MARGIN_MS = 30_000;
+const RECORD_GROUP_MAX = 500;
 
 /**
  * The delivery engine: a consumer group turns events into rows of a durable queue (in the inbox
@@ -62,11 +83,13 @@ export class OutboundEngine {
   private subscription: Subscription | null = null;
   private working: Promise<void> | null = null;
   private readonly concurrency: number;
+  private readonly delivered: { attempt: DeliveredAttempt; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private recording: Promise<void> | null = null;
   private readonly pollMs: number;
 
   constructor(private readonly options: OutboundEngineOptions) {
     this.queue = new OutboundQueue(options.pool, options.channel.name);
-    this.concurrency = options.concurrency ?? 32;
+    this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
     options.metrics.track(this.queue);
   }
@@ -85,11 +108,12 @@ export class OutboundEngine {
         const enqueued = await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
           const deliveries: NewDelivery[] = [];
           const fannedOut = new Set<string>();
+          const memo = new BatchMemo();
           for (const { value: event } of messages) {
             // A redelivered batch may hold an event twice; it fans out once.
             if (!fresh.has(event.id) || fannedOut.has(event.id)) continue;
             fannedOut.add(event.id);
-            for (const delivery of await channel.fanOut(event, tx)) deliveries.push({ ...delivery, eventId: event.id });
+            for (const delivery of await channel.fanOut(event, tx, memo)) deliveries.push({ ...delivery, eventId: event.id });
           }
           await this.queue.enqueue(tx, deliveries, clock.now());
         });
@@ -123,8 +147,9 @@ export class OutboundEngine {
           return [];
         });
       }
+      const memo = new BatchMemo();
       for (const delivery of claimed) {
-        const attempt = this.attempt(delivery).finally(() => {
+        const attempt = this.attempt(delivery, memo).finally(() => {
           this.inFlight.delete(attempt);
           this.wake();
         });
@@ -138,20 +163,48 @@ export class OutboundEngine {
     await Promise.all([...this.inFlight]);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  /** Group commit of delivered attempts: those that finish while a write is in flight go in the next one. */
+  private recordDelivered(attempt: DeliveredAttempt): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.delivered.push({ attempt, resolve, reject });
+      this.recording ??= this.flushDelivered().finally(() => {
+        this.recording = null;
+      });
+    });
+  }
+
+  private async flushDelivered(): Promise<void> {
+    while (this.delivered.length > 0) {
+      const group = this.delivered.splice(0, RECORD_GROUP_MAX);
+      try {
+        await this.queue.recordDelivered(group.map((waiting) => waiting.attempt));
+        for (const waiting of group) waiting.resolve();
+      } catch (error) {
+        for (const waiting of group) waiting.reject(error);
+      }
+    }
+  }
+
+  private async attempt(delivery: ClaimedDelivery, memo: BatchMemo): Promise<void> {
     const { channel, client, clock, logger } = this.options;
     try {
-      const request = await channel.prepare(delivery);
+      const request = await channel.prepare(delivery, memo);
       if (!request) {
         await this.queue.cancel(delivery, 'the target no longer takes deliveries');
         this.options.metrics.outcome(channel.name, 'cancelled');
         return;
       }
       const startedAt = clock.now();
-      const result = await client.post(request, this.stopping.signal);
+      const result = 'send' in request ? await request.send(this.stopping.signal) : await client.post(request, this.stopping.signal);
       if (this.stopping.signal.aborted && !result.ok) {
         // Interrupted by shutdown, not failed: the next start attempts it again.
         await this.queue.release(delivery);
+        return;
+      }
+      if (result.ok) {
+        // Deliveries are recorded together (one statement per group), failures one by one: they count towards the threshold.
+        await this.recordDelivered({ delivery, result, startedAt });
+        this.options.metrics.outcome(channel.name, 'delivered');
         return;
       }
       const delayMs = result.ok ? null : channel.retryDelayMs(delivery.attempt);

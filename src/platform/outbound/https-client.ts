@@ -20,6 +20,11 @@ export interface OutboundRequest {
   body: string;
 }
 
+/** An attempt made by a protocol client of its own (an S3 upload) through `HttpsClient.guardedAgent`. */
+export interface OutboundSend {
+  send(signal: AbortSignal): Promise<AttemptResult>;
+}
+
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 export interface HttpsClientOptions {
@@ -56,16 +61,27 @@ const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, ver
 export class HttpsClient {
   private readonly agent: https.Agent;
   private readonly resolve: Resolver;
+  private guarded: https.Agent | null = null;
 
   constructor(private readonly options: HttpsClientOptions) {
     this.resolve = options.resolve ?? systemResolver;
-    this.agent = new https.Agent({
+    this.agent = new https.Agent(this.agentOptions());
+  }
+
+  private agentOptions(): https.AgentOptions {
+    return {
       keepAlive: true,
-      maxSockets: options.maxSockets ?? 64,
+      maxSockets: this.options.maxSockets ?? 64,
       // One context for every connection: given as `ca`, the certificates would be parsed again for
       // each connection and serialised into the agent's pool key for each request.
-      ...(options.extraCaPem ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) } : {}),
-    });
+      ...(this.options.extraCaPem ? { secureContext: this.secureContext() } : {}),
+    };
+  }
+
+  private context: ReturnType<typeof createSecureContext> | null = null;
+  private secureContext() {
+    this.context ??= createSecureContext({ ca: [...rootCertificates, this.options.extraCaPem!] });
+    return this.context;
   }
 
   /**
@@ -118,8 +134,33 @@ export class HttpsClient {
     }
   }
 
+  /**
+   * For protocol clients that make their own requests (the S3 SDK): a keep-alive agent with the
+   * same trust whose every connection resolves the host here and refuses it unless each address
+   * passes the policy, so the address connected to is the one checked, redirects or not.
+   */
+  guardedAgent(): https.Agent {
+    const lookup: LookupFunction = (hostname, options, callback) => {
+      const host = hostname.replace(/^\[(.*)\]$/, '$1');
+      const found = isIP(host) ? Promise.resolve([{ address: host, family: isIP(host) }]) : this.resolve(host);
+      found.then(
+        (addresses) => {
+          const refused = addresses.map(({ address }) => refusalReason(address, this.options.allowPrivateNetworks)).find(Boolean);
+          if (addresses.length === 0 || refused) {
+            callback(new OutboundRefusedError(refused ? `${host} resolves to a ${refused} address, which is not allowed` : `${host} does not resolve`), '', 4);
+          } else if (options.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, addresses);
+          else callback(null, addresses[0]!.address, addresses[0]!.family);
+        },
+        (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
+      );
+    };
+    this.guarded ??= new https.Agent({ ...this.agentOptions(), lookup });
+    return this.guarded;
+  }
+
   close(): void {
     this.agent.destroy();
+    this.guarded?.destroy();
   }
 
   private send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {

@@ -62,6 +62,20 @@ const toRecord = (row: DeliveryRow): DeliveryRecord => ({
   nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
 });
 
+export interface TargetStats {
+  deliveryCount: number;
+  errorCount: number;
+  lastError: string | null;
+  lastDeliveryAt: string | null;
+}
+
+/** A delivered attempt waiting to be recorded. */
+export interface DeliveredAttempt {
+  delivery: ClaimedDelivery;
+  result: AttemptResult;
+  startedAt: Date;
+}
+
 /** What an attempt decided: `retryAt` null means no attempt is left. */
 export type AttemptOutcome = { delivered: true } | { delivered: false; retryAt: Date | null };
 
@@ -168,6 +182,40 @@ export class OutboundQueue {
     return rows[0]?.consecutive_failures ?? 0;
   }
 
+  /**
+   * Records delivered attempts in one statement: their attempts, the deliveries settled, and their
+   * targets' consecutive failures reset (only where there were any, so a busy target's row is not
+   * rewritten for every delivery).
+   */
+  async recordDelivered(attempts: DeliveredAttempt[]): Promise<void> {
+    if (attempts.length === 0) return;
+    await this.pool.query(
+      `with input as (
+         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
+                as t (id, attempt, started_at, duration_ms, response_status, response_body)
+       ), attempt as (
+         insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
+         select id, attempt, started_at, duration_ms, response_status, response_body, null from input on conflict do nothing
+       ), delivery as (
+         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, last_response_status = i.response_status,
+                last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = null, updated_at = now()
+           from input i where d.id = i.id
+       )
+       update outbound_targets set consecutive_failures = 0
+        where feature = $7 and target_id = any($8) and consecutive_failures <> 0`,
+      [
+        attempts.map((a) => a.delivery.id),
+        attempts.map((a) => a.delivery.attempt),
+        attempts.map((a) => a.startedAt),
+        attempts.map((a) => a.result.durationMs),
+        attempts.map((a) => a.result.status),
+        attempts.map((a) => a.result.body),
+        this.feature,
+        [...new Set(attempts.map((a) => a.delivery.targetId))],
+      ],
+    );
+  }
+
   /** Gives a claimed delivery back unattempted (shutdown): due again at once, for any instance. */
   async release(delivery: ClaimedDelivery): Promise<void> {
     await this.pool.query('update outbound_deliveries set next_attempt_at = now() where id = $1', [delivery.id]);
@@ -213,6 +261,32 @@ export class OutboundQueue {
       this.pool.query<{ total: string }>(`select count(*) as total from outbound_deliveries where ${filter}`, params),
     ]);
     return { items: rows.map(toRecord), total: Number(count.rows[0]?.total ?? 0) };
+  }
+
+  /**
+   * Per target of the tenant: deliveries made, failed attempts, the last failure's error and the
+   * last delivery's time (log streams show them).
+   */
+  async targetStats(tenantId: string, targetIds: string[]): Promise<Map<string, TargetStats>> {
+    const { rows } = await this.pool.query<{ target_id: string; delivered: string; errors: string; last_error: string | null; last_delivery_at: Date | null }>(
+      `select d.target_id,
+              count(*) filter (where d.status = 'delivered') as delivered,
+              coalesce(sum((select count(*) from outbound_attempts a where a.delivery_id = d.id and a.error is not null)), 0) as errors,
+              (select a.error from outbound_deliveries d2 join outbound_attempts a on a.delivery_id = d2.id
+                where d2.tenant_id = $1 and d2.feature = $2 and d2.target_id = d.target_id and a.error is not null
+                order by a.started_at desc limit 1) as last_error,
+              max(d.updated_at) filter (where d.status = 'delivered') as last_delivery_at
+         from outbound_deliveries d
+        where d.tenant_id = $1 and d.feature = $2 and d.target_id = any($3)
+        group by d.target_id`,
+      [tenantId, this.feature, targetIds],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.target_id,
+        { deliveryCount: Number(row.delivered), errorCount: Number(row.errors), lastError: row.last_error, lastDeliveryAt: row.last_delivery_at?.toISOString() ?? null },
+      ]),
+    );
   }
 
   /** A target that came back (reactivated) starts counting failures afresh. */

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HttpsClient, type HttpsClientOptions, type Resolver } from '../../../src/platform/outbound/https-client.ts';
 import { RESOLVED_BY_TEST_ONLY, startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
@@ -114,5 +115,27 @@ describe('outbound https client', () => {
     expect((await post(receiver.url)).error).toMatch(/header/i);
     receiver.answer({ status: 200 });
     expect((await post(receiver.url, { extraCaPem: undefined })).error).toMatch(/self.signed/i);
+  });
+
+  it('fails, bounded, on an answer with 10,000 headers', async () => {
+    receiver.answer({ status: 200, headers: Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`x-h${i}`, '1'])) });
+    const result = await post(receiver.url);
+    expect(result.ok).toBe(false);
+    expect(result.error).toMatch(/header/i);
+  });
+
+  it('guards the connections of protocol clients too: their agent refuses internal and metadata addresses at connect time', async () => {
+    const get = (url: string, agentOf: HttpsClient) =>
+      new Promise<string>((resolve) => {
+        httpsRequest(url, { agent: agentOf.guardedAgent() }, (response) => {
+          response.resume();
+          resolve(String(response.statusCode));
+        })
+          .on('error', (error) => resolve(error.message))
+          .end();
+      });
+    expect(await get(receiver.url, client())).toBe('200');
+    expect(await get(receiver.url, client({ allowPrivateNetworks: false }))).toMatch(/resolves to a loopback address/);
+    expect(await get(`https://${RESOLVED_BY_TEST_ONLY}:${receiver.port}/hook`, client({ resolve: resolvingTo('169.254.169.254') }))).toMatch(/metadata/);
   });
 });

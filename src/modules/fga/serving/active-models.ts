@@ -1,6 +1,6 @@
 import type { Clock } from '../../../platform/clock.ts';
 import { fold } from '../../../platform/commands/decider.ts';
-import type { EventStore } from '../../../platform/eventstore/port.ts';
+import type { EventStore, RecordedEvent } from '../../../platform/eventstore/port.ts';
 import { TypeSystem } from '../typesystem.ts';
 import { activeModel, modelDecider } from '../models/decider.ts';
 import { modelsStreamId, type FgaModelEvent } from '../models/events.ts';
@@ -13,8 +13,11 @@ export interface ActiveModel {
 
 /** The spec's model cache lifetime; events on the log normally invalidate an entry long before. */
 export const MODEL_CACHE_TTL_MS = 5 * 60 * 1000;
+const PAST_MODELS_KEPT = 256;
 
 interface Entry {
+  /** The tenant's models stream, which asOf queries fold up to their instant. */
+  events: Promise<RecordedEvent[]>;
   model: Promise<ActiveModel | null>;
   loadedAt: number;
 }
@@ -27,18 +30,25 @@ interface Entry {
  */
 export class ActiveModels {
   private readonly entries = new Map<string, Entry>();
+  /** Models as they stood at past instants (asOf queries), oldest entry dropped first. */
+  private readonly past = new Map<string, ActiveModel | null>();
 
   constructor(private readonly deps: { store: EventStore; clock: Clock }) {}
 
   get(tenant: string): Promise<ActiveModel | null> {
+    return this.entry(tenant).model;
+  }
+
+  private entry(tenant: string): Entry {
     const now = this.deps.clock.now().getTime();
     const entry = this.entries.get(tenant);
-    if (entry && now - entry.loadedAt < MODEL_CACHE_TTL_MS) return entry.model;
-    const fresh: Entry = { model: this.load(tenant), loadedAt: now };
+    if (entry && now - entry.loadedAt < MODEL_CACHE_TTL_MS) return entry;
+    const events = this.deps.store.readStream(modelsStreamId(tenant));
+    const fresh: Entry = { events, model: events.then(compile), loadedAt: now };
     this.entries.set(tenant, fresh);
     // A failed load is not remembered: the next request tries again.
     fresh.model.catch(() => this.entries.get(tenant) === fresh && this.entries.delete(tenant));
-    return fresh.model;
+    return fresh;
   }
 
   /** Drops the tenant's entry; a load still running keeps answering only the requests already waiting for it. */
@@ -46,10 +56,25 @@ export class ActiveModels {
     this.entries.delete(tenant);
   }
 
-  private async load(tenant: string): Promise<ActiveModel | null> {
-    const events = await this.deps.store.readStream(modelsStreamId(tenant));
-    const active = activeModel(fold(modelDecider, events as unknown as FgaModelEvent[]));
-    if (!active) return null;
-    return { modelId: active.modelId, version: active.version, typesystem: TypeSystem.fromSchema(active.schema) };
+  /**
+   * The model that was active at `instant`: the models stream (cached and invalidated like the
+   * active model) folded up to it, inclusive. The compiled model is kept per tenant and number of
+   * events folded, which names one state for good.
+   */
+  async at(tenant: string, instant: Date): Promise<ActiveModel | null> {
+    const events = (await this.entry(tenant).events).filter((event) => new Date(event.metadata.occurredAt) <= instant);
+    const key = `${tenant}\u0000${events.length}`;
+    const known = this.past.get(key);
+    if (known !== undefined) return known;
+    const model = compile(events);
+    if (this.past.size >= PAST_MODELS_KEPT) this.past.delete(this.past.keys().next().value!);
+    this.past.set(key, model);
+    return model;
   }
+}
+
+function compile(events: RecordedEvent[]): ActiveModel | null {
+  const active = activeModel(fold(modelDecider, events as unknown as FgaModelEvent[]));
+  if (!active) return null;
+  return { modelId: active.modelId, version: active.version, typesystem: TypeSystem.fromSchema(active.schema) };
 }
