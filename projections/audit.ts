@@ -1,4 +1,4 @@
-import { AUDIT_MAPPING, auditEntryOf, auditRuleOf, insertAuditEntries, type Summary } from '../src/modules/audit/index.ts';
+import { AUDIT_MAPPING, auditEntryOf, auditRuleOf, eraseAuditEntries, insertAuditEntries, type Summary } from '../src/modules/audit/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { eventCatalogue } from '../src/event-catalogue.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
@@ -18,6 +18,11 @@ const project: ProjectionHandler = async (event, tx) => {
   const audited = entryOf(event, await summaryBefore(tx, event));
   if (!audited) return;
   await insertAuditEntries(tx, [audited.entry]);
+  const { entry } = audited;
+  const erases = auditRuleOf(event.type)?.erases;
+  if (erases && entry.resource && entry.resourceId) {
+    await eraseAuditEntries(tx, { tenantId: entry.tenantId, resource: entry.resource, resourceId: entry.resourceId }, erases);
+  }
   const { summary } = audited;
   if (!summary) return;
   const key = [audited.entry.tenantId, summary.resource, summary.resourceId];

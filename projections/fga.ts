@@ -5,12 +5,12 @@ import { defineProjection } from '../src/platform/projections/projection.ts';
 const tupleKey = (tenant: string, t: RelationTuple) => [tenant, t.objectType, t.objectId, t.relation, t.subjectType, t.subjectId, t.subjectRelation ?? ''];
 
 /** The key columns of a run of tuple events, one array per column (for unnest). */
-function keyColumns(events: RecordedEvent[]): string[][] {
+export function keyColumns(events: RecordedEvent[]): string[][] {
   const keys = events.map((event) => tupleKey(event.metadata.tenantId, (event.data as FgaTupleWritten['data'] | FgaTupleDeleted['data']).tuple));
   return keys[0]!.map((_, column) => keys.map((key) => key[column]!));
 }
 
-const KEY_TYPES = '$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]';
+export const KEY_TYPES = '$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]';
 
 /**
  * Read models `fga_models` and `fga_tuples` (migration 0007). The in-memory tuple indexes load

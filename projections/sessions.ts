@@ -1,5 +1,7 @@
 import { deviceLabel, type SessionExpired, type SessionRefreshed, type SessionRevoked, type SessionStarted, type SessionUsed } from '../src/modules/sessions/index.ts';
+import type { UserErased } from '../src/modules/users/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
+import { ERASED } from '../src/platform/events/personal-data.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
@@ -34,6 +36,17 @@ export const sessionsProjection = defineProjection({
         d.reason,
         event.metadata.occurredAt,
       ]);
+    },
+    // A replay reads the erased user's SessionStarted as "[ERASED]"; the live rows are made to match.
+    UserErased: async (event, tx) => {
+      const { userId } = event.data as UserErased['data'];
+      await tx.query(
+        `update sessions set ip_address = case when ip_address is null then null else $3 end,
+                user_agent = case when user_agent is null then null else $3 end,
+                device = case when user_agent is null then $4 else $5 end
+          where tenant_id = $1 and user_id = $2`,
+        [event.metadata.tenantId, userId, ERASED, deviceLabel(null), deviceLabel(ERASED)],
+      );
     },
     SessionExpired: async (event, tx) => {
       const d = event.data as SessionExpired['data'];

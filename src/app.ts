@@ -1,4 +1,6 @@
-import { PermissionCheckWriter, auditQueries, auditRuleOf, registerAuditLogRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
+import { applicationCommands, applicationQueries, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
+import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
+import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
@@ -17,9 +19,10 @@ import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalo
 import { BackgroundTasks } from './platform/background-tasks.ts';
 import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
-import { EventRelay } from './platform/bus/relay.ts';
+import { EventRelay, publicEnvelope } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
+import { DataKeys } from './platform/crypto/data-keys.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
@@ -60,7 +63,9 @@ export async function buildService(infra: Infrastructure) {
   const { config, logger, pool, clock } = infra;
   // Every append and read goes through the event catalogue, and every append of a request lands in
   // its write log (read-your-writes): no path can bypass either.
-  const store = reportingAppends(cataloguedStore(infra.store));
+  const secretBox = new SecretBox(infra.masterKey);
+  const dataKeys = new DataKeys(pool, secretBox);
+  const store = reportingAppends(cataloguedStore(infra.store, dataKeys));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
@@ -75,7 +80,6 @@ export async function buildService(infra: Infrastructure) {
     ? new EventRelay({ store, bus, database: pool.options, topic, publicData: publicEventData, logger: logger.child({ component: 'relay' }), metrics: relayMetrics })
     : null;
 
-  const secretBox = new SecretBox(infra.masterKey);
   const keyRing = new KeyRing({ store, clock, secretBox }, config.IAM_JWT_ALG, platformTenant ?? 'platform');
   const tokens = new TokenService(keyRing, config.IAM_ISSUER, clock);
   const hasher =
@@ -92,7 +96,7 @@ export async function buildService(infra: Infrastructure) {
     queries: readModelQueries('tenants', readYourWrites, { ...tenantReads, ...cachedTenantLookup(runner, tenantReads) }),
   };
   const users = {
-    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings }),
+    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings, dataKeys }),
     queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
     subjects: readModelQueries('users', readYourWrites, cachedTokenSubjects(runner, store)),
   };
@@ -123,7 +127,8 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const grants = grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects });
+  const oauth = oauthModule({ store, clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox });
+  const grants = oauth.grants(grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects }));
   const outboundClient = outboundClientFromConfig(config);
   const outboundMetrics = registerOutboundMetrics(metrics, clock);
   const webhooks = webhooksModule({
@@ -141,6 +146,7 @@ export async function buildService(infra: Infrastructure) {
     metrics: outboundMetrics,
     logger,
   });
+  const applications = { commands: applicationCommands(commandDeps), queries: readModelQueries('applications', readYourWrites, applicationQueries(pool)) };
   const audit = auditQueries(pool);
   const logStreams = logStreamsModule({
     ...commandDeps,
@@ -160,7 +166,15 @@ export async function buildService(infra: Infrastructure) {
     metrics: outboundMetrics,
     logger,
   });
-  const fga = fgaModule({ store, clock, pool, logger, timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS, readYourWrites });
+  const fga = fgaModule({
+    store,
+    clock,
+    pool,
+    logger,
+    timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    readYourWrites,
+    projectionReached: (name, position, timeoutMs) => runner.waitFor(position, timeoutMs, [name]),
+  });
 
   const firstAdmin = {
     check: async (tenant: string, password: string) => assertPasswordPolicy(password, await settings.forTenant(tenant)),
@@ -195,7 +209,7 @@ export async function buildService(infra: Infrastructure) {
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }, rateLimitRules));
   registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
-  registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.running });
+  registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.ready });
   const permissionChecks = new PermissionCheckWriter({
     db: pool,
     logger,
@@ -206,7 +220,7 @@ export async function buildService(infra: Infrastructure) {
   });
   if (config.AUDIT_PERMISSION_CHECKS) registerPermissionCheckAudit(app, { writer: permissionChecks, clock, fgaCheckUrl: '/api/fga/check' });
   registerAsyncApiRoute(app, eventsDocument(eventCatalogue, { title: 'IAM service events', version: VERSION, topic }));
-  registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant });
+  registerKeyRoutes(app, { keyRing, issuer: config.IAM_ISSUER, platformTenant, providerMetadata: oauth.discovery(Object.keys(grants)) });
   registerTenantRoutes(app, { ...tenants, platformTenant, firstAdmin });
   registerRoleRoutes(app, { ...roles, awaitReactions });
   const history = userHistory(store, (event) => eventCatalogue.maskedData(event));
@@ -216,6 +230,7 @@ export async function buildService(infra: Infrastructure) {
     login,
     signup: signup({ users: users.commands, settings, authenticate }),
     grants,
+    grantErrors: OAUTH_GRANT_ERRORS,
     sessions: sessions.commands,
     users: users.queries,
     userinfo: userinfoClaims({ subjects: users.subjects, roles: roles.queries }),
@@ -224,11 +239,16 @@ export async function buildService(infra: Infrastructure) {
   registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });
   const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
   registerLinkPages(app, { passwords, magicLinks: magic, csrf });
+  oauth.registerRoutes(app, { login, csrf });
   registerSessionRoutes(app, sessions);
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
   registerAuditLogRoutes(app, audit);
+  const knownTypes = new Set(eventCatalogue.definitions.map((definition) => definition.type));
+  registerEventFeedRoutes(app, eventFeed({ store, envelope: (event) => publicEnvelope(event, publicEventData), knownTypes }));
   registerWebhookRoutes(app, webhooks);
+  registerApplicationRoutes(app, applications);
+  registerApplicationCors(app, applications.queries);
   registerLogStreamRoutes(app, logStreams);
 
   /** Creates the platform tenant and its admin on first start (decisions.md, Bootstrap); a no-op afterwards. */
@@ -249,6 +269,8 @@ export async function buildService(infra: Infrastructure) {
 
   return {
     app,
+    /** The event store as the service reads it: catalogued, personal fields revealed (or "[ERASED]"). */
+    store,
     runner,
     reactions,
     keyRing,
@@ -261,6 +283,8 @@ export async function buildService(infra: Infrastructure) {
     /** Consumers (webhooks, log streams) subscribe here to the relayed events on `topic`. */
     bus,
     webhooks,
+    /** The token endpoint's grant types and their handlers (discovery lists exactly these). */
+    grants,
     logStreams,
     async start(): Promise<void> {
       await keyRing.start();

@@ -4,6 +4,7 @@ import { cataloguedStore } from './event-catalogue.ts';
 import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
 import { loadMasterKey } from './platform/crypto/master-key.ts';
+import { DataKeys } from './platform/crypto/data-keys.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import { openStorage } from './infrastructure.ts';
 import { rebuildProjections } from './platform/projections/rebuild.ts';
@@ -21,7 +22,9 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger(config.LOG_LEVEL);
   const storage = await openStorage(config, logger);
   const pool = storage.pool;
-  const store = cataloguedStore(storage.store);
+  const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
+  const secretBox = new SecretBox(masterKey);
+  const store = cataloguedStore(storage.store, new DataKeys(pool, secretBox));
   try {
     switch (command) {
       case 'projections:rebuild': {
@@ -34,9 +37,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'keys:rotate': {
-        const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
         // Only the key ring: rotating a key needs no HTTP server, projections or relay.
-        const secretBox = new SecretBox(masterKey);
         const keyRing = new KeyRing({ store, clock: systemClock, secretBox }, config.IAM_JWT_ALG, config.IAM_BOOTSTRAP_TENANT ?? 'platform');
         await keyRing.start();
         console.log(`new signing key ${await keyRing.rotate('cli')}`);

@@ -1,7 +1,9 @@
+import { applicationEvents } from './modules/applications/index.ts';
 import { loginEvents } from './modules/auth/index.ts';
 import { emailLinkEvents } from './modules/email-links/index.ts';
 import { fgaModelEvents, fgaTupleEvents } from './modules/fga/index.ts';
 import { signingKeyEvents } from './modules/keys/index.ts';
+import { authorizationCodeEvents, deviceAuthorizationEvents } from './modules/oauth/index.ts';
 import { roleEvents } from './modules/roles/index.ts';
 import { sessionEvents } from './modules/sessions/index.ts';
 import { settingsEvents } from './modules/settings/index.ts';
@@ -13,6 +15,8 @@ import { reservationEvents } from './platform/commands/reservations.ts';
 import type { EventStore, RecordedEvent } from './platform/eventstore/port.ts';
 import { EventCatalogue } from './platform/events/catalogue.ts';
 import { CatalogueEventStore } from './platform/events/catalogue-store.ts';
+import type { DataKeys } from './platform/crypto/data-keys.ts';
+import { PersonalDataCipher } from './platform/events/personal-data.ts';
 
 /** Every event type the service writes: the store refuses any other, the relay and the docs read it. */
 export const eventCatalogue = new EventCatalogue([
@@ -27,13 +31,19 @@ export const eventCatalogue = new EventCatalogue([
   ...fgaModelEvents,
   ...fgaTupleEvents,
   ...webhookEvents,
+  ...applicationEvents,
+  ...authorizationCodeEvents,
+  ...deviceAuthorizationEvents,
   ...logStreamEvents,
   ...reservationEvents,
 ]);
 
-/** The store as the service must use it: catalogue-checked appends, upcast reads (applied once). */
-export function cataloguedStore(store: EventStore): EventStore {
-  return store instanceof CatalogueEventStore ? store : new CatalogueEventStore(store, eventCatalogue);
+/**
+ * The store as the service must use it: catalogue-checked appends with personal fields sealed by
+ * their person's data key, reads revealed (or "[ERASED]") and upcast (applied once).
+ */
+export function cataloguedStore(store: EventStore, dataKeys: DataKeys): EventStore {
+  return store instanceof CatalogueEventStore ? store : new CatalogueEventStore(store, eventCatalogue, new PersonalDataCipher(eventCatalogue, dataKeys));
 }
 
 /** What of an event the relay may publish. */

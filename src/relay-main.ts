@@ -2,6 +2,9 @@ import { ConfigError, loadConfig } from './config.ts';
 import { cataloguedStore, publicEventData } from './event-catalogue.ts';
 import { registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay } from './platform/bus/relay.ts';
+import { DataKeys } from './platform/crypto/data-keys.ts';
+import { loadMasterKey } from './platform/crypto/master-key.ts';
+import { SecretBox } from './platform/crypto/secret-box.ts';
 import { openBus, openStorage } from './infrastructure.ts';
 import { createLogger } from './platform/logging.ts';
 import { serveMetrics } from './platform/metrics-server.ts';
@@ -24,7 +27,9 @@ async function main(): Promise<void> {
   const storage = await openStorage(config, logger);
   closeStorage = () => storage.close();
   const pool = storage.pool;
-  const store = cataloguedStore(storage.store);
+  // The relay publishes personal fields in clear (docs/erasure.md): it reads through the data keys.
+  const masterKey = await loadMasterKey({ configured: config.IAM_MASTER_KEY, dataDir: config.DATA_DIR, logger });
+  const store = cataloguedStore(storage.store, new DataKeys(pool, new SecretBox(masterKey)));
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;
   await bus.ensureTopic(topic, { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR });

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cataloguedStore } from '../src/event-catalogue.ts';
+import { DataKeys } from '../src/platform/crypto/data-keys.ts';
+import { SecretBox } from '../src/platform/crypto/secret-box.ts';
 import { userStreamId } from '../src/modules/users/events.ts';
 import { errorStatuses } from '../src/error-statuses.ts';
 import { DomainError } from '../src/platform/errors.ts';
 import { wireOf } from '../src/platform/http/error-statuses.ts';
 import type { EventStore, NewEvent, RecordedEvent } from '../src/platform/eventstore/port.ts';
 import { newId } from '../src/platform/ids.ts';
-import { PLATFORM, startTestService, type TestService } from './support/service.ts';
+import { PLATFORM, TEST_MASTER_KEY, startTestService, type TestService } from './support/service.ts';
 
 const metadata = (tenantId: string) => ({ tenantId, actor: 'system', occurredAt: new Date().toISOString() });
 
@@ -32,7 +34,7 @@ describe('the event catalogue around the event store', () => {
   let store: EventStore;
   beforeAll(async () => {
     t = await startTestService();
-    store = cataloguedStore(t.store);
+    store = cataloguedStore(t.store, new DataKeys(t.db.pool, new SecretBox(TEST_MASTER_KEY)));
   });
   afterAll(() => t.close());
 

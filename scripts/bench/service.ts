@@ -8,7 +8,11 @@ import { benchDatabase, percentile } from './support.ts';
 export const BENCH_ADMIN = { email: 'root@bench.test', password: 'Bench-Passw0rd' };
 
 /** The whole service on a fresh benchmark database, driven in-process (fastify inject), tenant `platform`. */
-export async function benchService(env: Record<string, string> = {}) {
+export async function benchService(
+  env: Record<string, string> = {},
+  /** Runs on the built service before it starts (seeding the log under the readers' checkpoints). */
+  beforeStart?: (built: { db: Awaited<ReturnType<typeof benchDatabase>>; store: PostgresEventStore; service: Awaited<ReturnType<typeof buildService>> }) => Promise<void>,
+) {
   const db = await benchDatabase();
   const config = loadConfig({
     DATABASE_URL: db.url,
@@ -22,6 +26,10 @@ export async function benchService(env: Record<string, string> = {}) {
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
   const service = await buildService({ config, logger: pino({ level: 'warn' }), pool: db.pool, store, clock: systemClock, masterKey: 'bench' });
+  await beforeStart?.({ db, store, service }).catch(async (error: unknown) => {
+    await db.close();
+    throw error;
+  });
   await service.start();
   const inject = async (method: string, url: string, body?: unknown, token?: string) => {
     const response = await service.app.inject({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditProjection } from '../../projections/audit.ts';
 import { fgaProjection } from '../../projections/fga.ts';
+import { fgaHistoryProjection } from '../../projections/fga-history.ts';
 import { sessionsProjection } from '../../projections/sessions.ts';
 import { usersProjection } from '../../projections/users.ts';
 import { withTransaction } from '../../src/platform/db/pool.ts';
@@ -77,6 +78,21 @@ const cases: [Projection, RecordedEvent[]][] = [
       recorded('FgaTupleWritten', tuple('d3', 'bob'), 6),
     ],
   ],
+  [
+    // As the tuple streams allow: a tuple is written when absent, deleted when standing.
+    fgaHistoryProjection,
+    [
+      recorded('FgaTupleWritten', tuple('d1', 'alice'), 1),
+      recorded('FgaTupleWritten', tuple('d2', 'alice'), 2),
+      recorded('FgaTupleWritten', tuple('d1', 'alice'), 3, 'other'),
+      recorded('FgaTupleDeleted', tuple('d1', 'alice'), 4),
+      recorded('FgaTupleDeleted', tuple('d2', 'alice'), 4),
+      recorded('FgaTupleWritten', tuple('d1', 'alice'), 5),
+      recorded('FgaTupleWritten', tuple('d3', 'bob'), 6),
+      recorded('FgaTupleDeleted', tuple('d1', 'alice'), 7),
+      recorded('FgaTupleWritten', tuple('d1', 'alice'), 7),
+    ],
+  ],
 ];
 
 describe('batch handlers of the hot projections', () => {
@@ -90,7 +106,7 @@ describe('batch handlers of the hot projections', () => {
 
   const contents = async (projection: Projection) => {
     const tables: Record<string, unknown[]> = {};
-    for (const table of projection.tables) tables[table] = (await db.pool.query(`select * from ${table} order by 1, 2, 3`)).rows;
+    for (const table of projection.tables) tables[table] = (await db.pool.query(`select * from ${table} order by 1, 2, 3, ${table}::text`)).rows;
     return tables;
   };
   const truncate = (projection: Projection) => db.pool.query(`truncate ${projection.tables.join(', ')}`);

@@ -118,6 +118,12 @@ describe('every read model is rebuilt identically from the log', () => {
     expect(deeSessions.sessions.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([[deeSession.sessionId, 'revoked']]);
     expect((await call('GET', `/api/users/${ana.id}/roles`)).data.map((r: { name: string }) => r.name).sort()).toEqual(['reader', 'user']);
 
+    // GDPR erasure: of a user deleted before (dee) and of an active one with a live session (fay).
+    await call('POST', `/api/users/${dee.id}/erase`);
+    const fay = (await call('POST', '/api/users', { email: 'fay@acme.test', username: 'fay', lastName: 'Erased', password: 'Fay-Passw0rd' })).data;
+    await login('fay@acme.test', 'Fay-Passw0rd');
+    await call('POST', `/api/users/${fay.id}/erase`);
+
     // Authorization: models created, updated, activated, deleted; tuples written, deleted, in bulk.
     const model = (await call('POST', '/api/fga/models', { name: 'docs', dsl: DOCS })).data;
     await call('PUT', `/api/fga/models/${model.id}`, { name: 'documents' });
@@ -128,6 +134,13 @@ describe('every read model is rebuilt identically from the log', () => {
     await call('POST', '/api/fga/tuples', tuple('plan', 'viewer', cy.id));
     await call('DELETE', '/api/fga/tuples', tuple('plan', 'viewer', cy.id));
     await call('POST', '/api/fga/tuples/bulk', { writes: [tuple('memo', 'viewer', bob.id), tuple('memo', 'owner', ana.id)], deletes: [tuple('plan', 'owner', ana.id)] });
+
+    // Applications: created, updated, secret rotated, one deleted.
+    const web = (await call('POST', '/api/applications', { name: 'portal', type: 'web', redirectUris: ['https://portal.example/cb'] })).data;
+    await call('PUT', `/api/applications/${web.id}`, { allowedOrigins: ['https://portal.example'] });
+    await call('POST', `/api/applications/${web.id}/rotate-secret`);
+    const m2m = (await call('POST', '/api/applications', { name: 'batch', type: 'm2m', scopes: ['manage:users'] })).data;
+    await call('DELETE', `/api/applications/${m2m.id}`);
 
     // Time passes: the sweep records the idle sessions as expired.
     clock.advance(3601_000);
@@ -140,7 +153,7 @@ describe('every read model is rebuilt identically from the log', () => {
       'UserDisabled', 'UserEnabled', 'UserDeleted', 'UserRoleAssigned', 'UserRoleRemoved', 'UserPasswordChanged', 'SessionStarted',
       'SessionRefreshed', 'SessionUsed', 'SessionRevoked', 'SessionExpired', 'LoginSucceeded', 'LoginFailed', 'AccountLocked',
       'AccountUnlocked', 'SecuritySettingsUpdated', 'FgaModelCreated', 'FgaModelUpdated', 'FgaModelActivated', 'FgaModelDeleted',
-      'FgaTupleWritten', 'FgaTupleDeleted',
+      'FgaTupleWritten', 'FgaTupleDeleted', 'ApplicationCreated', 'ApplicationUpdated', 'ApplicationSecretRotated', 'ApplicationDeleted',
     ]) {
       expect(types, type).toContain(type);
     }
@@ -165,7 +178,7 @@ describe('every read model is rebuilt identically from the log', () => {
 
     // What `npm run projections:rebuild -- --all` runs, while the service runs (its projections rewind and follow).
     const rebuilt: string[] = [];
-    await rebuildProjections(allProjections, t.store, t.db.pool, pino({ level: 'silent' }), (name) => rebuilt.push(name));
+    await rebuildProjections(allProjections, t.events, t.db.pool, pino({ level: 'silent' }), (name) => rebuilt.push(name));
     expect(rebuilt).toEqual(allProjections.map((p) => p.name));
     await settle();
 

@@ -3,6 +3,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveredMessage, Subscription } from '../../src/platform/bus/port.ts';
 import { createLogger } from '../../src/platform/logging.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
+import { kafkaBrokers, kafkaReachable } from '../support/kafka.ts';
 import { PLATFORM, startTestService, type TestService } from '../support/service.ts';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.ts';
 
@@ -11,15 +13,23 @@ const distinctive = (label: string) => `${label}-${randomBytes(9).toString('base
 /** The part of an opaque token `<id>.<secret>` that proves possession (the id may be stored). */
 const secretPart = (token: string) => token.slice(token.lastIndexOf('.') + 1);
 
+/** The bus the flow's events go out on: the Kafka broker when one answers (as in CI), else the in-process log. */
+const TOPIC = `leak-search-${randomBytes(4).toString('hex')}`;
+const BUS: { name: string; env: Record<string, string>; topic: string } = kafkaReachable
+  ? { name: 'Kafka', env: { KAFKA_BROKERS: kafkaBrokers.join(','), KAFKA_TOPIC: TOPIC, KAFKA_TOPIC_PARTITIONS: '1' }, topic: TOPIC }
+  : { name: 'in-process', env: {}, topic: 'iam.events' };
+
 /**
  * A full account flow with distinctive secret values, then a search of everything the service
  * keeps or sends on: its log (at trace level), every event in the store, every table of the
- * database (read models, inbox, checkpoints, the event table itself) and every bus message.
- * E-mail is the one channel a link's token is meant to travel through, so the mailbox is not searched.
+ * database (read models, inbox, outbound queue, checkpoints, the event table itself) and every
+ * bus message. E-mail is the one channel a link's token is meant to travel through, and a webhook
+ * receiver the one place a signature goes, so neither is searched.
  */
-describe('secrets never leak into logs, events, tables or the bus', () => {
+describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`, () => {
   let t: TestService;
   let smtp: TestSmtpServer;
+  let receiver: HttpsReceiver;
   let subscription: Subscription;
   const logLines: string[] = [];
   const busMessages: DeliveredMessage[] = [];
@@ -45,10 +55,14 @@ describe('secrets never leak into logs, events, tables or the bus', () => {
         done();
       },
     });
-    t = await startTestService({ env: { SMTP_URL: smtp.url }, logger: createLogger('trace', sink) });
+    receiver = await startHttpsReceiver();
+    t = await startTestService({
+      env: { SMTP_URL: smtp.url, IAM_ALLOW_PRIVATE_NETWORK_TARGETS: 'true', IAM_OUTBOUND_CA_FILE: receiver.caFile, ...BUS.env },
+      logger: createLogger('trace', sink),
+    });
     subscription = await t.service.bus.subscribe({
       groupId: 'leak-search',
-      topic: 'iam.events',
+      topic: BUS.topic,
       fromBeginning: true,
       handler: async (messages) => void busMessages.push(...messages),
     });
@@ -57,6 +71,7 @@ describe('secrets never leak into logs, events, tables or the bus', () => {
     await subscription?.close();
     await t?.close();
     await smtp?.close();
+    await receiver?.close();
   });
 
   it('runs the flow, then finds none of its secrets anywhere', async () => {
@@ -95,6 +110,17 @@ describe('secrets never leak into logs, events, tables or the bus', () => {
     expect(signup.status).toBe(201);
     remember('signup refresh token', secretPart(signup.body.data.refreshToken));
 
+    const hook = await post('/api/webhooks', { name: 'crm', url: receiver.url, events: ['user.created'] }, admin);
+    expect(hook.status).toBe(201);
+    remember('webhook secret', hook.body.data.signingSecret.replace(/^whsec_/, ''));
+    const rotated = await post(`/api/webhooks/${hook.body.data.id}/rotate-secret`, undefined, admin);
+    expect(rotated.status).toBe(200);
+    remember('rotated webhook secret', rotated.body.data.signingSecret.replace(/^whsec_/, ''));
+    // A delivery signed with both secrets, and a user.created event for the subscription.
+    expect((await post(`/api/webhooks/${hook.body.data.id}/test`, undefined, admin)).status).toBe(200);
+    expect((await post('/api/users', { email: 'hooked@p.test', password: remember('hooked password', distinctive('Pw5')) }, admin)).status).toBe(201);
+    await expect.poll(() => receiver.requests.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+
     // Everything written so far has reached the bus.
     const head = await t.store.headPosition();
     await expect.poll(() => busMessages.some((m) => BigInt(m.value.position) >= head), { timeout: 10_000 }).toBe(true);
@@ -107,7 +133,8 @@ describe('secrets never leak into logs, events, tables or the bus', () => {
       ...(await everyTable(t)),
     };
     expect(logLines.filter((line) => line.includes('request completed')).length).toBeGreaterThan(8);
-    expect(Object.keys(places)).toEqual(expect.arrayContaining(['table users', 'table sessions', 'table events']));
+    expect(Object.keys(places)).toEqual(expect.arrayContaining(['table users', 'table sessions', 'table events', 'table outbound_deliveries']));
+    expect(places['table outbound_deliveries']).toContain('hooked@p.test');
 
     const leaks = [...secrets].flatMap(([label, secret]) =>
       Object.entries(places).filter(([, text]) => text.includes(secret)).map(([place]) => `${label} in ${place}`),
@@ -126,9 +153,11 @@ async function allEvents(t: TestService) {
   }
 }
 
-/** Every table of the service's schema as text, one place per table. */
+/** Every table of the service's schema (read models and all the rest) as text, one place per table. */
 async function everyTable(t: TestService): Promise<Record<string, string>> {
-  const { rows } = await t.db.pool.query<{ name: string }>("select tablename as name from pg_tables where schemaname = 'public'");
+  const { rows } = await t.db.pool.query<{ name: string }>(
+    "select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'",
+  );
   const dumps: Record<string, string> = {};
   for (const { name } of rows) {
     const dump = await t.db.pool.query<{ text: string | null }>(`select string_agg(t::text, E'\\n') as text from "${name}" t`);

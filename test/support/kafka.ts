@@ -28,6 +28,8 @@ function unreachableReason(broker: string): Promise<string | undefined> {
 }
 
 const kafkaUnavailable = await unreachableReason(kafkaBrokers[0]!);
+/** Whether the broker answered when the test file loaded. */
+export const kafkaReachable = kafkaUnavailable === undefined;
 
 /**
  * Registers Kafka tests when the broker answers. Without one they fail under CI=true (CI must run

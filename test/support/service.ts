@@ -4,14 +4,20 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { systemClock, type Clock } from '../../src/platform/clock.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
+import type { EventStore } from '../../src/platform/eventstore/port.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const PLATFORM = 'platform';
+/** The master key of test services: tests that open sealed values (data keys, secrets) use it too. */
+export const TEST_MASTER_KEY = 'test-master-key';
 
 export interface TestService {
   service: Service;
   db: TestDatabase;
+  /** The raw store: what is written (personal fields sealed). */
   store: PostgresEventStore;
+  /** The store as the service reads it (catalogued: personal fields revealed, upcast): replays use it. */
+  events: EventStore;
   request(options: {
     method: string;
     url: string;
@@ -91,12 +97,13 @@ export async function startTestService(
     ...env,
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: config.SUBSCRIPTION_POLL_MS });
-  const service = await buildService({ config, logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), pool: db.pool, store, clock, masterKey: 'test-master-key' });
+  const service = await buildService({ config, logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), pool: db.pool, store, clock, masterKey: TEST_MASTER_KEY });
   await service.start();
   return {
     service,
     db,
     store,
+    events: service.store,
     request: requestThrough(service),
     token: tokenOf(service),
     async close() {

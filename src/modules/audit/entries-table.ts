@@ -1,4 +1,6 @@
-import type { Queryable } from '../../platform/db/pool.ts';
+import type { PoolClient, Queryable } from '../../platform/db/pool.ts';
+import { maskValuePaths } from '../../platform/events/field-paths.ts';
+import { ERASED } from '../../platform/events/personal-data.ts';
 import type { AuditEntry } from './entry.ts';
 
 const COLUMNS = 13;
@@ -19,4 +21,34 @@ export async function insertAuditEntries(db: Queryable, entries: AuditEntry[]): 
      values ${rows.join(', ')} on conflict (tenant_id, id) do nothing`,
     values,
   );
+}
+
+/**
+ * GDPR erasure, the audit log's one permitted rewrite (migration 0016): `fields` of
+ * metadata.before / metadata.after read "[ERASED]" in every entry of the resource. Runs inside the
+ * caller's transaction, which declares itself the erasure writer only for this statement.
+ */
+export async function eraseAuditEntries(
+  tx: PoolClient,
+  target: { tenantId: string; resource: string; resourceId: string },
+  fields: readonly string[],
+): Promise<void> {
+  const paths = fields.flatMap((field) => [`before.${field}`, `after.${field}`]);
+  const { rows } = await tx.query<{ id: string; metadata: Record<string, unknown> }>(
+    'select id, metadata from audit_log where tenant_id = $1 and resource = $2 and resource_id = $3 and metadata is not null',
+    [target.tenantId, target.resource, target.resourceId],
+  );
+  const erased = rows
+    .map((row) => ({ id: row.id, before: JSON.stringify(row.metadata), after: JSON.stringify(maskValuePaths(row.metadata, paths, ERASED)) }))
+    .filter((row) => row.after !== row.before);
+  if (erased.length === 0) return;
+  await tx.query("select set_config('iam.audit_erasure', 'on', true)");
+  try {
+    await tx.query(
+      'update audit_log a set metadata = e.metadata from unnest($2::uuid[], $3::jsonb[]) as e(id, metadata) where a.tenant_id = $1 and a.id = e.id',
+      [target.tenantId, erased.map((row) => row.id), erased.map((row) => row.after)],
+    );
+  } finally {
+    await tx.query("select set_config('iam.audit_erasure', 'off', true)");
+  }
 }

@@ -1,12 +1,14 @@
+import type { ApplicationEvent } from '../applications/index.ts';
 import type { LoginEvent } from '../auth/index.ts';
 import type { EmailLinkEvent } from '../email-links/index.ts';
 import { tupleToString, type FgaModelEvent, type FgaTupleEvent } from '../fga/index.ts';
 import type { SigningKeyEvent } from '../keys/index.ts';
+import type { AuthorizationCodeEvent, DeviceAuthorizationEvent } from '../oauth/index.ts';
 import type { RoleEvent } from '../roles/index.ts';
 import type { SessionEvent } from '../sessions/index.ts';
 import type { SettingsEvent } from '../settings/index.ts';
 import type { TenantEvent } from '../tenants/index.ts';
-import type { RoleRef, UserEvent } from '../users/index.ts';
+import { USER_PERSONAL_FIELDS, type RoleRef, type UserEvent } from '../users/index.ts';
 import type { WebhookEvent } from '../webhooks/index.ts';
 import type { LogStreamEvent } from '../log-streams/index.ts';
 import type { ReservationEventType } from '../../platform/commands/reservations.ts';
@@ -15,11 +17,11 @@ import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.t
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | LogStreamEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | LogStreamEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent,
   { type: T }
 >['data'];
 
@@ -41,6 +43,11 @@ export interface AuditRule<Data> {
   summary?: (before: Summary | null, data: Data) => Summary | null;
   /** Metadata besides before/after. */
   details?: (data: Data) => Record<string, unknown>;
+  /**
+   * GDPR erasure: these fields of metadata.before / metadata.after read "[ERASED]" in every earlier
+   * entry of the resource (the audit log's one permitted rewrite, docs/erasure.md).
+   */
+  erases?: readonly string[];
 }
 
 export interface NotAudited {
@@ -54,6 +61,7 @@ export type AuditMapping = { [T in Exclude<KnownEventType, ReservationEventType>
 const roleNames = (roles: RoleRef[]) => roles.map((role) => role.name).sort();
 const userId = (data: { userId: string }) => data.userId;
 const webhookId = (data: { webhookId: string }) => data.webhookId;
+const applicationId = (data: { applicationId: string }) => data.applicationId;
 const logStreamId = (data: { logStreamId: string }) => data.logStreamId;
 /** A reason added by a reaction (role_deleted, user_deleted) or carried by the event. */
 const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
@@ -95,6 +103,8 @@ export const AUDIT_MAPPING: AuditMapping = {
   UserDisabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.blocked', summary: (before) => merged(before, { enabled: false }) },
   UserEnabled: { actions: ['USER_UPDATED'], resource: 'user', resourceId: userId, webhook: 'user.unblocked', summary: (before) => merged(before, { enabled: true }) },
   UserDeleted: { actions: ['USER_DELETED'], resource: 'user', resourceId: userId, webhook: 'user.deleted', summary: () => null },
+  // The deletion that precedes it (same append) is delivered as user.deleted.
+  UserErased: { actions: ['USER_ERASED'], resource: 'user', resourceId: userId, webhook: null, erases: USER_PERSONAL_FIELDS },
   UserRoleAssigned: {
     actions: ['ROLE_ASSIGNMENT'],
     resource: 'user',
@@ -287,6 +297,32 @@ export const AUDIT_MAPPING: AuditMapping = {
   },
   WebhookDeleted: { actions: ['WEBHOOK_DELETED'], resource: 'webhook', resourceId: webhookId, webhook: null, summary: () => null },
 
+  // Summaries leave the secret's hash out; a rotation records only that it happened.
+  ApplicationCreated: {
+    actions: ['APPLICATION_CREATED'],
+    resource: 'application',
+    resourceId: applicationId,
+    webhook: 'application.created',
+    summary: (_before, { applicationId: _id, secretHash: _hash, ...fields }) => fields,
+  },
+  ApplicationUpdated: {
+    actions: ['APPLICATION_UPDATED'],
+    resource: 'application',
+    resourceId: applicationId,
+    webhook: 'application.updated',
+    summary: (before, { applicationId: _id, ...changes }) => merged(before, changes),
+  },
+  ApplicationSecretRotated: { actions: ['APPLICATION_SECRET_ROTATED'], resource: 'application', resourceId: applicationId, webhook: 'application.secret_rotated' },
+  ApplicationDeleted: { actions: ['APPLICATION_DELETED'], resource: 'application', resourceId: applicationId, webhook: null, summary: () => null },
+
+  AuthorizationCodeIssued: { notAudited: 'the sign-in that precedes it is audited (LOGIN with its session)' },
+  AuthorizationCodeRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
+  ClientSessionBound: { notAudited: 'bookkeeping of a device approval, which is audited' },
+  DeviceAuthorizationStarted: { notAudited: 'a device asking; nothing is granted until a user approves' },
+  DeviceAuthorizationApproved: { notAudited: 'the page records its sign-in (LOGIN); an approval through the API has no audit action yet (docs/oauth.md)' },
+  DeviceAuthorizationDenied: { notAudited: 'nothing is granted, and the denying sign-in is audited' },
+  DeviceAuthorizationRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
+  AuthorizationCodeReplayed: { notAudited: 'its consequence, SessionRevoked with reason authorization_code_reuse, is audited' },
   // Summaries show the configuration masked, as reads do; the sealed one never leaves the events.
   LogStreamCreated: {
     actions: ['LOG_STREAM_CREATED'],

@@ -1,6 +1,8 @@
 // The public surface of the audit module: other modules, the composition root and the read models import only this.
-export { insertAuditEntries } from './entries-table.ts';
+export { eraseAuditEntries, insertAuditEntries } from './entries-table.ts';
 export { auditEntryOf } from './entry.ts';
+export { eventFeed } from './event-feed.ts';
+export { registerEventFeedRoutes } from './event-feed-routes.ts';
 export { AUDIT_MAPPING, auditRuleOf, webhookTypeOf } from './event-mapping.ts';
 export type { Summary } from './event-mapping.ts';
 export { registerUserHistoryRoutes, userAsOfHandler } from './history-routes.ts';

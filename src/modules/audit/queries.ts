@@ -44,6 +44,14 @@ const toItem = (row: AuditRow): AuditLogItem => ({
   createdAt: row.created_at.toISOString(),
 });
 
+/**
+ * How many matching entries the listing counts at most (or offset + limit + 1 when paging deeper).
+ * Counting a million index entries costs hundreds of milliseconds; counting stops here, so `total`
+ * is exact up to the cap and a lower bound beyond it (`totalCapped`), while `hasMore` stays exact
+ * (docs/decisions.md, Audit log and history).
+ */
+export const AUDIT_TOTAL_CAP = 10_000;
+
 /** Reads of the audit log, newest first, always within one tenant. */
 export function auditQueries(db: Queryable) {
   return {
@@ -51,7 +59,7 @@ export function auditQueries(db: Queryable) {
       const { rows } = await db.query<AuditRow>('select * from audit_log where tenant_id = $1 and id = $2', [tenant, id]);
       return rows[0] ? toItem(rows[0]) : null;
     },
-    async list(tenant: string, filter: AuditLogFilter): Promise<{ items: AuditLogItem[]; total: number }> {
+    async list(tenant: string, filter: AuditLogFilter): Promise<{ items: AuditLogItem[]; total: number; totalCapped: boolean }> {
       const params: unknown[] = [tenant];
       const where = ['tenant_id = $1'];
       const add = (condition: (param: string) => string, value: unknown) => {
@@ -67,15 +75,17 @@ export function auditQueries(db: Queryable) {
       // that leaves PERMISSION_CHECK out.
       for (const action of filter.excludeActions) add((p) => `action <> ${p}`, action);
       const condition = where.join(' and ');
+      const cap = Math.max(AUDIT_TOTAL_CAP, filter.offset + filter.limit + 1);
       const [page, count] = await Promise.all([
         db.query<AuditRow>(
           `select id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at
              from audit_log where ${condition} order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`,
           params,
         ),
-        db.query<{ total: string }>(`select count(*) as total from audit_log where ${condition}`, params),
+        db.query<{ total: string }>(`select count(*) as total from (select from audit_log where ${condition} limit ${cap}) as matching`, params),
       ]);
-      return { items: page.rows.map(toItem), total: Number(count.rows[0]?.total ?? 0) };
+      const total = Number(count.rows[0]?.total ?? 0);
+      return { items: page.rows.map(toItem), total, totalCapped: total === cap };
     },
   };
 }

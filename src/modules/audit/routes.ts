@@ -3,20 +3,23 @@ import { platformError } from '../../platform/errors.ts';
 import { permission, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
-import type { AuditQueries } from './queries.ts';
+import { AUDIT_TOTAL_CAP, type AuditQueries } from './queries.ts';
 import { AUDIT_STATUSES, PERMISSION_CHECK } from './vocabulary.ts';
 
 const MAX_LIMIT = 500;
+/** Set when at least `total` entries match but counting stopped there (AUDIT_TOTAL_CAP). */
+const TOTAL_CAPPED_HEADER = 'x-total-count-capped';
 const DAY_MS = 86_400_000;
 
 /** ISO 8601 instant (with Z or an offset) or a date alone, which stands for the whole UTC day. */
-const isoInstant = (end: 'start' | 'end') =>
+export const isoInstant = (end: 'start' | 'end') =>
   z.union([z.iso.date(), z.iso.datetime({ offset: true })]).transform((text) => {
     const at = new Date(text.length === 10 ? `${text}T00:00:00.000Z` : text);
     return text.length === 10 && end === 'end' ? new Date(at.getTime() + DAY_MS - 1) : at;
   });
 
-const listQuery = z.object({
+/** Strict: a filter the listing does not know (status=, resource=) is a 400, never silently ignored. */
+const listQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   limit: z.coerce
     .number()
@@ -65,13 +68,17 @@ export function registerAuditLogRoutes(app: HttpServer, queries: AuditQueries): 
     access: permission('view:audit'),
     method: 'GET',
     url: '/api/logs/audit',
-    summary: 'Audit log entries of the tenant, newest first',
+    summary:
+      `Audit log entries of the tenant, newest first. pagination.total is exact up to ${AUDIT_TOTAL_CAP.toLocaleString('en')} matching entries ` +
+      `(or offset + limit + 1 when paging deeper); beyond, it is that lower bound and the answer carries ${TOTAL_CAPPED_HEADER}: true. hasMore is always exact.`,
     query: listQuery,
     responses: { 200: listBody },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { offset, limit, action, userId, startDate, endDate, excludeActions } = request.query;
       const excluded = excludeActions ?? (action === undefined ? [PERMISSION_CHECK] : []);
-      const { items, total } = await queries.list(tenantOf(request).name, { offset, limit, action, userId, from: startDate, to: endDate, excludeActions: excluded });
+      const { items, total, totalCapped } = await queries.list(tenantOf(request).name, { offset, limit, action, userId, from: startDate, to: endDate, excludeActions: excluded });
+      // The body keeps the spec's shape; the header says when total is a lower bound.
+      if (totalCapped) void reply.header(TOTAL_CAPPED_HEADER, 'true');
       return { data: items, pagination: { total, limit, offset, hasMore: offset + items.length < total } };
     },
   });

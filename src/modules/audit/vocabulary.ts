@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   // RESOURCE_VERB names of our own (docs/audit-actions.md)
   'USER_LOCKED',
   'USER_UNLOCKED',
+  'USER_ERASED',
   'SESSION_REVOKED',
   'SESSION_EXPIRED',
   'TENANT_CREATED',
@@ -41,6 +42,10 @@ export const AUDIT_ACTIONS = [
   'WEBHOOK_SECRET_ROTATED',
   'WEBHOOK_DEACTIVATED',
   'WEBHOOK_DELETED',
+  'APPLICATION_CREATED',
+  'APPLICATION_UPDATED',
+  'APPLICATION_SECRET_ROTATED',
+  'APPLICATION_DELETED',
   'LOG_STREAM_CREATED',
   'LOG_STREAM_UPDATED',
   'LOG_STREAM_PAUSED',
@@ -54,7 +59,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 /** Recorded by the permission-check writer, never by the projection: excluded from listings by default. */
 export const PERMISSION_CHECK: AuditAction = 'PERMISSION_CHECK';
 
-export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook', 'log_stream'] as const;
+export const RESOURCE_KINDS = ['user', 'role', 'session', 'tenant', 'settings', 'signing_key', 'fga_model', 'fga_tuple', 'webhook', 'application', 'log_stream'] as const;
 
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 

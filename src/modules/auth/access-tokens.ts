@@ -16,6 +16,8 @@ export async function accessTokenFor(
   user: TokenSubject,
   session: { sessionId: string; acr: string; amr: string[] },
   settings: NestedSettings,
+  /** A token issued to an OAuth client for the user: its scope (which limits the permissions) and client. */
+  client?: { clientId: string; scope: string },
 ) {
   const existing = await deps.roles.byNames(tenant, user.roles.map((r) => r.name));
   const roles = existing.filter((r) => user.roles.some((held) => held.id === r.id)).map((r) => r.name);
@@ -23,7 +25,16 @@ export async function accessTokenFor(
     settings.tokenClaims.claims.filter(({ claim }) => !RESERVED.has(claim)).map(({ claim, from }) => [claim, user[from]]),
   );
   return deps.tokens.issue(
-    { ...extra, sub: user.userId, tid: tenant, sid: session.sessionId, roles, acr: session.acr, amr: session.amr },
+    {
+      ...extra,
+      sub: user.userId,
+      tid: tenant,
+      sid: session.sessionId,
+      roles,
+      acr: session.acr,
+      amr: session.amr,
+      ...(client ? { scope: client.scope, client_id: client.clientId } : {}),
+    },
     settings.tokens.accessTokenExpiry,
   );
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
+import { userStreamId } from '../users/index.ts';
 
 /**
  * Why a login failed. `bad_password` and `no_password` are guesses and count towards lockout;
@@ -19,6 +20,8 @@ export const loginFailed = defineEvent({
   description: 'email is only recorded for unknown accounts (there is no user id to name); the audit shows the attempted identifier.',
   data: z.strictObject({ userId: z.string().nullable(), reason: z.enum(LOGIN_FAILURE_REASONS), email: z.string().optional() }),
   personal: ['email'],
+  // An unknown account names nobody: its attempted e-mail stays in clear (docs/erasure.md, limits).
+  dataSubject: (d, metadata) => (d.userId ? userStreamId(metadata.tenantId, d.userId) : null),
 });
 export const accountLocked = defineEvent({
   type: 'AccountLocked',

@@ -11,7 +11,8 @@ import { adoptTenant, tenantOf } from '../../platform/http/tenant-resolution.ts'
 import { authError } from './errors.ts';
 import type { passwordLogin } from './login.ts';
 import type { signup } from './signup.ts';
-import type { grantRegistry } from './token-endpoint.ts';
+import type { Grant } from './token-endpoint.ts';
+import { withClientCredentials } from './token-request-params.ts';
 import type { UserinfoClaims } from './userinfo.ts';
 
 const loginBody = z.strictObject({ email: z.string().trim().min(1).max(254), password: passwordSchema });
@@ -55,7 +56,9 @@ const userinfoSchema = z.object({
 export interface AuthRouteDeps {
   login: ReturnType<typeof passwordLogin>;
   signup: ReturnType<typeof signup>;
-  grants: ReturnType<typeof grantRegistry>;
+  grants: Record<string, Grant>;
+  /** The codes the grants beyond this module's raise (RFC 6749 5.2 and the device and exchange RFCs). */
+  grantErrors: string[];
   sessions: SessionCommands;
   users: UserQueries;
   /** userinfo's claims from memory: it answers every token validation. */
@@ -140,25 +143,35 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     method: 'POST',
     url: '/api/auth/token',
     summary:
-      'OAuth 2.0 token endpoint (RFC 6749): form or JSON; grant_type refresh_token rotates the refresh token. x-tenant is optional: ' +
-      'the refresh token names its tenant (a different x-tenant: 401 invalid_grant)',
+      'OAuth 2.0 token endpoint (RFC 6749): form or JSON; grant_type refresh_token rotates the refresh token. Clients authenticate ' +
+      'with client_secret_basic, client_secret_post, or none (public clients). x-tenant is optional: the refresh token, code or ' +
+      'client_id names its tenant (a different x-tenant: 401 invalid_grant)',
     body: tokenBody,
     envelope: 'oauth',
     tenant: 'credential',
     responses: { 200: tokenResponseSchema },
-    errors: ['invalid_request', 'unsupported_grant_type', 'invalid_grant', 'GRANT_OF_OTHER_TENANT'],
+    errors: ['invalid_request', 'unsupported_grant_type', 'invalid_grant', 'GRANT_OF_OTHER_TENANT', ...deps.grantErrors],
     handler: async (request, reply) => {
       const grantType = request.body.grant_type;
       if (!grantType) throw authError('invalid_request', 'The grant_type parameter is required');
       const grant = Object.hasOwn(deps.grants, grantType) ? deps.grants[grantType] : undefined;
       if (!grant) throw authError('unsupported_grant_type', `Unsupported grant_type ${grantType}`);
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      const tenant = await adoptTenant(request, grant.tenantNamedBy(request.body), {
+      const params = withClientCredentials(request.body, request.headers.authorization);
+      const tenant = await adoptTenant(request, grant.tenantNamedBy(params), {
         missing: () => authError('invalid_request', 'The x-tenant header is required: the request names no tenant'),
         foreign: () => authError('GRANT_OF_OTHER_TENANT', 'The grant does not belong to this tenant'),
       });
-      const { response } = await grant.handle(request.body, tenant.name, commandContextOf(request));
-      return { ...response };
+      try {
+        const { response } = await grant.handle(params, tenant.name, commandContextOf(request));
+        return { ...response };
+      } catch (error) {
+        // RFC 6749 5.2: a client that authenticated with the Authorization header is told the scheme.
+        if ((error as { code?: string }).code === 'invalid_client' && params.client_auth_method === 'client_secret_basic') {
+          void reply.header('www-authenticate', 'Basic realm="token"');
+        }
+        throw error;
+      }
     },
   });
 }

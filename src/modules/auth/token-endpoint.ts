@@ -18,9 +18,10 @@ export interface TokenResponse {
   scope?: string;
 }
 
-type GrantParams = Record<string, string | undefined>;
+export type GrantParams = Record<string, string | undefined>;
 
-interface Grant {
+/** A grant_type's handler; the oauth module adds its grants beside these. */
+export interface Grant {
   /** The tenant the grant's credential names (unverified; the handler proves it), or null. */
   tenantNamedBy(params: GrantParams): string | null;
   handle(params: GrantParams, tenant: string, context: CommandContext): Promise<{ response: TokenResponse }>;

@@ -46,7 +46,8 @@ export class TokenService {
     const token = await new SignJWT({ ...claims })
       .setProtectedHeader({ alg: this.keyRing.alg, kid, typ: 'at+jwt' })
       .setIssuer(this.issuer)
-      .setAudience(String(claims.tid))
+      // Our API is always an audience (tokens are verified by tenant); an exchanged token may name one more (RFC 8693).
+      .setAudience(typeof claims.aud === 'string' ? [String(claims.tid), claims.aud] : String(claims.tid))
       .setIssuedAt(now)
       .setExpirationTime(now + lifetimeSeconds)
       .setJti(newId())

@@ -23,5 +23,6 @@ export { fgaModelEvents } from './models/events.ts';
 export type { FgaModelActivated, FgaModelCreated, FgaModelDeleted, FgaModelEvent, FgaModelUpdated } from './models/events.ts';
 export { fgaModule, registerFgaRoutes } from './module.ts';
 export { FGA_PROJECTION } from './serving/tuple-snapshot.ts';
+export { FGA_HISTORY_PROJECTION } from './serving/tuple-history.ts';
 export { fgaTupleEvents } from './tuples/events.ts';
 export type { FgaTupleDeleted, FgaTupleEvent, FgaTupleWritten } from './tuples/events.ts';

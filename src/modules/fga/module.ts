@@ -10,8 +10,10 @@ import { modelCommands } from './models/commands.ts';
 import { modelQueries } from './models/queries.ts';
 import { registerModelRoutes } from './models/routes.ts';
 import { ActiveModels } from './serving/active-models.ts';
+import { authorizationAsOf } from './serving/as-of.ts';
 import { authorizationQueries } from './serving/authorization.ts';
 import { registerAuthorizationRoutes } from './serving/routes.ts';
+import { FGA_HISTORY_PROJECTION } from './serving/tuple-history.ts';
 import { TupleIndexes } from './serving/tuple-indexes.ts';
 import { tupleCommands } from './tuples/commands.ts';
 import { tupleQueries } from './tuples/queries.ts';
@@ -25,6 +27,8 @@ export interface FgaDeps {
   /** Bound of every wait for the index or the read model (READ_YOUR_WRITES_TIMEOUT_MS). */
   timeoutMs: number;
   readYourWrites: ReadYourWrites;
+  /** Whether a projection has applied the log up to `position`, waiting at most `timeoutMs`. */
+  projectionReached: (name: string, position: bigint, timeoutMs: number) => Promise<boolean>;
 }
 
 /**
@@ -33,7 +37,7 @@ export interface FgaDeps {
  * `start` must run before requests are served.
  */
 export function fgaModule(deps: FgaDeps) {
-  const { store, clock, pool, logger, timeoutMs, readYourWrites } = deps;
+  const { store, clock, pool, logger, timeoutMs, readYourWrites, projectionReached } = deps;
   const activeModels = new ActiveModels({ store, clock });
   const indexes = new TupleIndexes({ store, pool, logger: logger.child({ module: 'fga' }), onModelEvent: (tenant) => activeModels.invalidate(tenant) });
   return {
@@ -43,7 +47,15 @@ export function fgaModule(deps: FgaDeps) {
       commands: tupleCommands({ store, clock, activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError) }),
       queries: readModelQueries(FGA_PROJECTION, readYourWrites, tupleQueries(pool)),
     },
-    authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs }),
+    authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs, lastWrittenPosition: () => store.lastWrittenPosition() }),
+    asOf: authorizationAsOf({
+      store,
+      pool,
+      clock,
+      models: activeModels,
+      historyReached: (position) => projectionReached(FGA_HISTORY_PROJECTION, position, timeoutMs),
+      modelEventsSeen: (position) => indexes.waitFor(position, timeoutMs),
+    }),
     start: () => indexes.start(),
     stop: () => indexes.stop(),
   };
@@ -61,5 +73,5 @@ export function registerFgaRoutes(app: HttpServer, fga: FgaModule, timeoutMs: nu
   };
   registerModelRoutes(app, { ...fga.models, settle });
   registerTupleRoutes(app, { ...fga.tuples, settle });
-  registerAuthorizationRoutes(app, fga.authorization);
+  registerAuthorizationRoutes(app, fga.authorization, fga.asOf);
 }

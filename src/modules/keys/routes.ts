@@ -7,7 +7,8 @@ import type { KeyRing } from './key-ring.ts';
 
 const JWKS_CACHE = 'public, max-age=3600';
 
-const discoverySchema = z.object({
+/** RFC 8414 / OIDC Discovery members beyond the spec's list (the OAuth module supplies them) pass through. */
+const discoverySchema = z.looseObject({
   issuer: z.string(),
   authorization_endpoint: z.string(),
   token_endpoint: z.string(),
@@ -25,7 +26,16 @@ const jwksSchema = z.object({
 });
 
 /** OIDC discovery, the JWKS, and key rotation for platform administrators. */
-export function registerKeyRoutes(app: HttpServer, deps: { keyRing: KeyRing; issuer: string; platformTenant: string | undefined }): void {
+export function registerKeyRoutes(
+  app: HttpServer,
+  deps: {
+    keyRing: KeyRing;
+    issuer: string;
+    platformTenant: string | undefined;
+    /** What the OAuth provider supports (its endpoints, grants, methods), replacing the defaults below. */
+    providerMetadata?: Record<string, unknown>;
+  },
+): void {
   const discovery = () => ({
     issuer: deps.issuer,
     authorization_endpoint: `${deps.issuer}/api/oauth/authorize`,
@@ -43,6 +53,7 @@ export function registerKeyRoutes(app: HttpServer, deps: { keyRing: KeyRing; iss
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256', 'HS256'],
     scopes_supported: ['openid', 'profile', 'email'],
+    ...deps.providerMetadata,
   });
   const discoveryRoute = { tags: ['Discovery'], access: publicAccess, tenant: 'none' as const, method: 'GET' as const };
   for (const prefix of ['', '/api']) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
+import { userStreamId } from '../users/index.ts';
 
 export const sessionStarted = defineEvent({
   type: 'SessionStarted',
@@ -20,6 +21,7 @@ export const sessionStarted = defineEvent({
   }),
   sensitive: ['refreshTokenHash'],
   personal: ['ipAddress', 'userAgent'],
+  dataSubject: (d, metadata) => userStreamId(metadata.tenantId, d.userId),
 });
 export const sessionRefreshed = defineEvent({
   type: 'SessionRefreshed',
@@ -27,7 +29,7 @@ export const sessionRefreshed = defineEvent({
   sensitive: ['refreshTokenHash'],
 });
 
-export const SESSION_REVOKE_REASONS = ['logout', 'admin', 'user', 'refresh_token_reuse', 'max_sessions', 'password_change', 'password_reset', 'expired', 'user_deleted'] as const;
+export const SESSION_REVOKE_REASONS = ['logout', 'admin', 'user', 'refresh_token_reuse', 'max_sessions', 'password_change', 'password_reset', 'expired', 'user_deleted', 'authorization_code_reuse'] as const;
 export type SessionRevokeReason = (typeof SESSION_REVOKE_REASONS)[number];
 export const sessionRevoked = defineEvent({
   type: 'SessionRevoked',

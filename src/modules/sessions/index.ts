@@ -10,5 +10,5 @@ export type { SessionEvent, SessionExpired, SessionRefreshed, SessionRevoked, Se
 export { SessionExpirySweep } from './expiry-sweep.ts';
 export { sessionQueries } from './queries.ts';
 export { sessionReactions } from './reactions.ts';
-export { tenantNamedByRefreshToken } from './refresh-tokens.ts';
+export { parseRefreshToken, tenantNamedByRefreshToken } from './refresh-tokens.ts';
 export { registerSessionRoutes } from './routes.ts';

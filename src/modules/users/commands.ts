@@ -3,6 +3,7 @@ import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, type CommandDeps, type SideAppends } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
+import type { DataKeys } from '../../platform/crypto/data-keys.ts';
 import { notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
@@ -15,6 +16,8 @@ export interface UserCommandDeps extends CommandDeps {
   hasher: PasswordHasher;
   roles: RoleQueries;
   settings: SettingsProvider;
+  /** Destroys a user's data key on erasure (crypto-shredding, docs/erasure.md). */
+  dataKeys: Pick<DataKeys, 'erase'>;
 }
 
 export interface CreateUserInput {
@@ -57,6 +60,15 @@ export function userCommands(deps: UserCommandDeps) {
     return moves;
   };
 
+  /** A deleted (or erased) account frees its e-mail and username. */
+  const releaseReservations = (tenant: string, userId: string, context: CommandContext) => async (_events: UserEvent[], before: UserState) => {
+    if (before.status !== 'active') return [];
+    return [
+      ...(await releaseReservation(deps, emailReservation(tenant, before.email, userId), context)),
+      ...(before.username ? await releaseReservation(deps, usernameReservation(tenant, before.username, userId), context) : []),
+    ];
+  };
+
   return {
     async resolveRoles(tenant: string, names: string[]): Promise<RoleRef[]> {
       const found = await deps.roles.byNames(tenant, names);
@@ -93,13 +105,18 @@ export function userCommands(deps: UserCommandDeps) {
 
     /** Soft delete: the events stay, the e-mail and username become free again. */
     delete(tenant: string, userId: string, context: CommandContext) {
-      return run(tenant, userId, { type: 'DeleteUser' }, context, async (_events, before) => {
-        if (before.status !== 'active') return [];
-        return [
-          ...(await releaseReservation(deps, emailReservation(tenant, before.email, userId), context)),
-          ...(before.username ? await releaseReservation(deps, usernameReservation(tenant, before.username, userId), context) : []),
-        ];
-      });
+      return run(tenant, userId, { type: 'DeleteUser' }, context, releaseReservations(tenant, userId, context));
+    },
+
+    /**
+     * GDPR erasure: deletes the account if it is still active (e-mail and username released),
+     * records UserErased, then destroys the user's data key. A second call appends nothing and
+     * destroys the key again: it also completes an erasure interrupted between the two steps.
+     */
+    async erase(tenant: string, userId: string, context: CommandContext) {
+      const result = await run(tenant, userId, { type: 'EraseUser' }, context, releaseReservations(tenant, userId, context));
+      await deps.dataKeys.erase({ tenantId: tenant, subject: userStreamId(tenant, userId) });
+      return result;
     },
 
     /**

@@ -19,7 +19,8 @@ export interface ActiveUser extends UserProfile {
 /** The largest passwordHistoryCount the settings accept. */
 export const MAX_PASSWORD_HISTORY = 24;
 
-export type UserState = { status: 'absent' } | ActiveUser | { status: 'deleted'; userId: string };
+/** `erased`: the personal data was crypto-shredded (docs/erasure.md); a deleted user may still be erased. */
+export type UserState = { status: 'absent' } | ActiveUser | { status: 'deleted'; userId: string; erased: boolean };
 
 export type UserCommand =
   | {
@@ -34,6 +35,8 @@ export type UserCommand =
     }
   | { type: 'UpdateUser'; profile: Partial<UserProfile>; enabled?: boolean | undefined }
   | { type: 'DeleteUser' }
+  /** GDPR erasure: deletes the account if it still exists, then erases its personal data (once). */
+  | { type: 'EraseUser' }
   | { type: 'AssignRole'; role: RoleRef }
   | { type: 'RemoveRole'; roleId: string; reason?: RoleRemovalReason | undefined }
   /** expectedCurrentHash: the hash the new password was checked against (history, current password). */
@@ -54,7 +57,9 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
         return { status: 'active', userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, passwordHistory: [], passwordVersion: 0, roles };
       }
       case 'UserDeleted':
-        return { status: 'deleted', userId: event.data.userId };
+        return { status: 'deleted', userId: event.data.userId, erased: false };
+      case 'UserErased':
+        return { status: 'deleted', userId: event.data.userId, erased: true };
       default:
         if (state.status !== 'active') return state;
         switch (event.type) {
@@ -106,6 +111,15 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       case 'DeleteUser': {
         const user = activeOr404(state);
         return [{ type: 'UserDeleted', data: { userId: user.userId, email: user.email, username: user.username } }];
+      }
+      case 'EraseUser': {
+        if (state.status === 'absent') throw notFound('User');
+        if (state.status === 'deleted') return state.erased ? [] : [{ type: 'UserErased', data: { userId: state.userId } }];
+        const { userId, email, username } = state;
+        return [
+          { type: 'UserDeleted', data: { userId, email, username } },
+          { type: 'UserErased', data: { userId } },
+        ];
       }
       case 'AssignRole': {
         const user = activeOr404(state);

@@ -8,6 +8,10 @@ const userProfileFields = {
   lastName: z.string().nullable(),
 };
 const PROFILE_FIELDS = Object.keys(userProfileFields);
+/** The user's personal fields (what erasure turns into "[ERASED]"). */
+export const USER_PERSONAL_FIELDS: readonly string[] = PROFILE_FIELDS;
+/** A user's personal fields are encrypted with the user's own data key (docs/erasure.md). */
+const theUser = (data: { userId: string }, metadata: { tenantId: string }) => userStreamId(metadata.tenantId, data.userId);
 const roleRef = z.strictObject({ id: z.string(), name: z.string() });
 
 /** How an account came to be: by an administrator, by self-service signup, or by an import (audit tells them apart). */
@@ -29,6 +33,7 @@ export const userCreated = defineEvent({
   }),
   sensitive: ['passwordHash'],
   personal: PROFILE_FIELDS,
+  dataSubject: theUser,
   // Version 1 recorded an origin only for signups: every other account was created by an administrator.
   upcasters: { 1: (data) => ({ ...data, origin: data.origin ?? 'admin' }) },
 });
@@ -36,6 +41,7 @@ export const userProfileUpdated = defineEvent({
   type: 'UserProfileUpdated',
   data: z.strictObject({ userId: z.string(), ...z.object(userProfileFields).partial().shape }),
   personal: PROFILE_FIELDS,
+  dataSubject: theUser,
 });
 const userOnly = z.strictObject({ userId: z.string() });
 export const userDisabled = defineEvent({ type: 'UserDisabled', data: userOnly });
@@ -44,6 +50,13 @@ export const userDeleted = defineEvent({
   type: 'UserDeleted',
   data: z.strictObject({ userId: z.string(), email: z.string(), username: z.string().nullable() }),
   personal: ['email', 'username'],
+  dataSubject: theUser,
+});
+export const userErased = defineEvent({
+  type: 'UserErased',
+  description: "GDPR erasure: the user's data key was destroyed, so every personal field of the user's events reads \"[ERASED]\" from now on.",
+  data: userOnly,
+  erasesDataSubject: theUser,
 });
 export const userRoleAssigned = defineEvent({ type: 'UserRoleAssigned', data: z.strictObject({ userId: z.string(), role: roleRef }) });
 /** Absent when an administrator removed the role; `role_deleted` when the role itself was deleted. */
@@ -69,6 +82,7 @@ export const userEvents = [
   userDisabled,
   userEnabled,
   userDeleted,
+  userErased,
   userRoleAssigned,
   userRoleRemoved,
   userPasswordChanged,
@@ -81,6 +95,7 @@ export type UserProfileUpdated = EventOf<typeof userProfileUpdated>;
 export type UserDisabled = EventOf<typeof userDisabled>;
 export type UserEnabled = EventOf<typeof userEnabled>;
 export type UserDeleted = EventOf<typeof userDeleted>;
+export type UserErased = EventOf<typeof userErased>;
 export type UserRoleAssigned = EventOf<typeof userRoleAssigned>;
 export type UserRoleRemoved = EventOf<typeof userRoleRemoved>;
 export type UserPasswordChanged = EventOf<typeof userPasswordChanged>;

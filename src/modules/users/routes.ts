@@ -138,6 +138,25 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     },
   });
 
+  route(app, {
+    tags: ['Users'],
+    access: permission('admin:all'),
+    method: 'POST',
+    url: '/api/users/:id/erase',
+    summary:
+      'GDPR erasure (crypto-shredding, docs/erasure.md): deletes the user if still active, then destroys the key of its personal data, ' +
+      'so email, username, names and session addresses read "[ERASED]" everywhere, replays included; the email is free again. Idempotent.',
+    params: idParams,
+    responses: { 200: okBody(z.object({ erased: z.literal(true) })) },
+    errors: ['NOT_FOUND'],
+    handler: async (request) => {
+      const { position } = await deps.commands.erase(tenantOf(request).name, request.params.id, commandContextOf(request));
+      // Like a deletion: answered once the sessions it ended are readable as revoked.
+      await deps.awaitReactions(position);
+      return ok({ erased: true } as const);
+    },
+  });
+
   const roles = { ...guard, params: idParams, errors: ['NOT_FOUND'] };
 
   route(app, {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
 import type { RelayMetrics } from './bus-metrics.ts';
 import { LeaderLock } from './leader-lock.ts';
-import type { EventBus, OutgoingMessage } from './port.ts';
+import type { EventBus, OutgoingMessage, PublicEvent } from './port.ts';
 import { toPublicEvent } from './public-event.ts';
 import { ensureRelayCheckpoint, saveRelayCheckpoint } from './relay-checkpoints.ts';
 
@@ -33,9 +33,14 @@ function abortion(signal: AbortSignal): Promise<unknown> {
   return signal.aborted ? Promise.resolve() : once(signal, 'abort');
 }
 
+/** The envelope the topic carries for one event: only its public data. GET /api/events answers the same. */
+export function publicEnvelope(event: RecordedEvent, publicData: RelayOptions['publicData']): PublicEvent {
+  return toPublicEvent({ ...event, data: publicData(event) });
+}
+
 /** The message of one committed event: keyed by its stream (per-stream order), with only its public data. */
 export function relayedMessage(event: RecordedEvent, publicData: RelayOptions['publicData']): OutgoingMessage {
-  const value = toPublicEvent({ ...event, data: publicData(event) });
+  const value = publicEnvelope(event, publicData);
   return {
     key: event.streamId,
     headers: { 'content-type': 'application/json', 'event-id': value.id, 'event-type': value.type, 'tenant-id': value.tenantId },

@@ -13,10 +13,14 @@ import { toNewEvents } from './handle-command.ts';
  */
 const CATEGORY = 'reservation';
 
-/** `value` is what is unique (an e-mail, a username, a name): personal whenever it names a person. */
+/**
+ * `value` is what is unique (an e-mail, a username, a name): personal whenever it names a person,
+ * so it is encrypted with the owner's data key (the owner's stream names the subject).
+ */
 const reservation = z.strictObject({ kind: z.string(), value: z.string(), owner: z.string() });
-export const reservationClaimed = defineEvent({ type: 'ReservationClaimed', data: reservation, personal: ['value'] });
-export const reservationReleased = defineEvent({ type: 'ReservationReleased', data: reservation, personal: ['value'] });
+const owner = (data: { owner: string }) => data.owner;
+export const reservationClaimed = defineEvent({ type: 'ReservationClaimed', data: reservation, personal: ['value'], dataSubject: owner });
+export const reservationReleased = defineEvent({ type: 'ReservationReleased', data: reservation, personal: ['value'], dataSubject: owner });
 export const reservationEvents = [reservationClaimed, reservationReleased];
 export type ReservationEventType = (typeof reservationEvents)[number]['type'];
 

@@ -1,51 +1,80 @@
-import type { EventStore, ExpectedRevision, NewEvent, StreamAppend, SubscribeOptions } from '../eventstore/port.ts';
+import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent, StreamAppend, SubscribeOptions, TenantEventsQuery } from '../eventstore/port.ts';
 import type { EventCatalogue } from './catalogue.ts';
+import type { PersonalDataCipher } from './personal-data.ts';
 
 /**
  * The event store as the service uses it: appends only events of the catalogue that fit their
  * schema (a multi-stream append is checked whole before anything is written), records the version
- * each was written in, and reads every event upcast to its current version.
+ * each was written in, seals personal fields with their person's data key, and reads every event
+ * with its personal fields revealed (or "[ERASED]") and upcast to its current version.
  */
 export class CatalogueEventStore implements EventStore {
   constructor(
     private readonly inner: EventStore,
     private readonly catalogue: EventCatalogue,
+    private readonly personalData: PersonalDataCipher,
   ) {}
 
-  private checked(streamId: string, events: NewEvent[]): NewEvent[] {
-    return events.map((event) => {
-      const { version } = this.catalogue.check(streamId, event);
-      return { ...event, metadata: { ...event.metadata, schemaVersion: version } };
-    });
+  /** Checked whole before anything is sealed (a refused append creates no data key); one key lookup for all. */
+  private async checked(appends: StreamAppend[]): Promise<StreamAppend[]> {
+    const versioned = appends.map((append) => ({
+      ...append,
+      events: append.events.map((event) => {
+        const { version } = this.catalogue.check(append.streamId, event);
+        return { ...event, metadata: { ...event.metadata, schemaVersion: version } };
+      }),
+    }));
+    const sealed = await this.personalData.seal(versioned.flatMap((append) => append.events));
+    let offset = 0;
+    return versioned.map((append) => ({ ...append, events: sealed.slice(offset, (offset += append.events.length)) }));
+  }
+
+  private async read<Event extends RecordedEvent>(events: Event[]): Promise<Event[]> {
+    return (await this.personalData.reveal(events)).map((event) => this.catalogue.upcast(event));
   }
 
   async append(streamId: string, events: NewEvent[], expectedRevision?: ExpectedRevision) {
-    return this.inner.append(streamId, this.checked(streamId, events), expectedRevision);
+    const [checked] = await this.checked([{ streamId, events, expectedRevision: expectedRevision ?? 'any' }]);
+    return this.inner.append(streamId, checked!.events, expectedRevision);
   }
 
   async appendMulti(appends: StreamAppend[]) {
-    const checked = appends.map((append) => ({ ...append, events: this.checked(append.streamId, append.events) }));
-    return this.inner.appendMulti(checked);
+    return this.inner.appendMulti(await this.checked(appends));
   }
 
   async readStream(streamId: string, fromRevision?: bigint) {
-    return (await this.inner.readStream(streamId, fromRevision)).map((event) => this.catalogue.upcast(event));
+    return this.read(await this.inner.readStream(streamId, fromRevision));
   }
 
   async readStreams(streamIds: string[]) {
-    return (await this.inner.readStreams(streamIds)).map((events) => events.map((event) => this.catalogue.upcast(event)));
+    const streams = await this.inner.readStreams(streamIds);
+    const revealed = await this.read(streams.flat());
+    let offset = 0;
+    return streams.map((events) => revealed.slice(offset, (offset += events.length)));
   }
 
   async readAll(afterPosition: bigint | undefined, limit: number) {
-    return (await this.inner.readAll(afterPosition, limit)).map((event) => this.catalogue.upcast(event));
+    return this.read(await this.inner.readAll(afterPosition, limit));
+  }
+
+  async readTenantEvents(query: TenantEventsQuery, limit: number) {
+    return this.read(await this.inner.readTenantEvents(query, limit));
+  }
+
+  tenantAt(position: bigint) {
+    return this.inner.tenantAt(position);
   }
 
   subscribeToAll(options: SubscribeOptions) {
-    return this.inner.subscribeToAll({ ...options, onEvents: (events) => options.onEvents(events.map((event) => this.catalogue.upcast(event))) });
+    return this.inner.subscribeToAll({ ...options, onEvents: async (events) => options.onEvents(await this.read(events)) });
   }
 
   headPosition() {
     return this.inner.headPosition();
+  }
+
+  lastWrittenPosition() {
+    return this.inner.lastWrittenPosition();
   }
 
   close() {

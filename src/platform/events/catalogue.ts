@@ -1,5 +1,6 @@
 import { platformError, type DomainError } from '../errors.ts';
-import type { RecordedEvent } from '../eventstore/port.ts';
+import type { DataSubject } from '../crypto/data-keys.ts';
+import type { EventMetadata, RecordedEvent } from '../eventstore/port.ts';
 import type { EventDefinition } from './define-event.ts';
 import { maskValuePaths, omitValuePaths } from './field-paths.ts';
 
@@ -60,6 +61,20 @@ export class EventCatalogue {
   /** The event's data for readers inside the service's trust boundary (audit, history): sensitive fields read "[REDACTED]". */
   maskedData(event: RecordedEvent): unknown {
     return maskValuePaths(event.data, this.sensitivePaths(event), REDACTED);
+  }
+
+  /** The person whose personal fields `event` carries, and their paths (null when none, or no person). */
+  personalDataOf(event: { type: string; data: unknown; metadata: EventMetadata }): { subject: DataSubject; paths: readonly string[] } | null {
+    const definition = this.known(event.type);
+    if (!definition?.dataSubject) return null;
+    const subject = definition.dataSubject(event.data, event.metadata);
+    return subject === null ? null : { subject: { tenantId: event.metadata.tenantId, subject }, paths: definition.personal };
+  }
+
+  /** The person `event` erases (null for every other event). */
+  erasedSubjectOf(event: { type: string; data: unknown; metadata: EventMetadata }): DataSubject | null {
+    const subject = this.known(event.type)?.erasesDataSubject?.(event.data, event.metadata) ?? null;
+    return subject === null ? null : { tenantId: event.metadata.tenantId, subject };
   }
 
   private sensitivePaths(event: RecordedEvent): readonly string[] {

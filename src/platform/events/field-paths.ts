@@ -63,8 +63,11 @@ type Rewrite = (field: unknown) => unknown;
 export const omitValuePaths = (value: unknown, paths: readonly string[]): unknown => rewriteValuePaths(value, paths, () => OMIT);
 
 /** A deep copy of `value` whose fields at `paths` that hold something read `mask` instead. */
-export const maskValuePaths = (value: unknown, paths: readonly string[], mask: string): unknown =>
-  rewriteValuePaths(value, paths, (field) => (field === null || field === undefined ? field : mask));
+export const maskValuePaths = (value: unknown, paths: readonly string[], mask: string): unknown => mapValuePaths(value, paths, () => mask);
+
+/** A deep copy of `value` whose fields at `paths` that hold something are replaced by `rewrite(field)`. */
+export const mapValuePaths = (value: unknown, paths: readonly string[], rewrite: (field: unknown) => unknown): unknown =>
+  rewriteValuePaths(value, paths, (field) => (field === null || field === undefined ? field : rewrite(field)));
 
 function rewriteValuePaths(value: unknown, paths: readonly string[], rewrite: Rewrite): unknown {
   return paths.reduce((current, path) => rewriteSegments(current, pathSegments(path), rewrite), structuredClone(value));

@@ -27,7 +27,12 @@ import type {
   StreamAppend,
   SubscribeOptions,
   Subscription,
+  TenantEventsQuery,
 } from './port.ts';
+import { matchesTenantQuery } from './tenant-events.ts';
+
+/** Events of $all read per step while looking for one tenant's. */
+const TENANT_SCAN_PAGE = 1000;
 
 /** Page size of the backward search for the newest event outside system streams. */
 const HEAD_SEARCH_PAGE = 32;
@@ -176,6 +181,23 @@ export class KurrentEventStore implements EventStore {
     return events;
   }
 
+  /** KurrentDB filters by event type or stream name, not by metadata: pages of $all are filtered here. */
+  async readTenantEvents(query: TenantEventsQuery, limit: number): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    for (let after = query.after; events.length < limit; ) {
+      const page = await this.readAll(after, TENANT_SCAN_PAGE);
+      events.push(...page.filter((event) => matchesTenantQuery(event, query)).slice(0, limit - events.length));
+      if (page.length < TENANT_SCAN_PAGE) break;
+      after = page.at(-1)!.position;
+    }
+    return events;
+  }
+
+  async tenantAt(position: bigint): Promise<string | null> {
+    const [event] = await this.readAllPage(readPositionAt(position), FORWARDS, 1);
+    return event?.position === position && isUserEvent(event) ? event.metadata.tenantId : null;
+  }
+
   async headPosition(): Promise<bigint> {
     let from: ReadPosition = END;
     for (;;) {
@@ -199,6 +221,11 @@ export class KurrentEventStore implements EventStore {
       if (event) events.push(toRecorded(event));
     }
     return events;
+  }
+
+  /** KurrentDB shows a committed event to every reader at once. */
+  lastWrittenPosition(): Promise<bigint> {
+    return this.headPosition();
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {

@@ -14,6 +14,11 @@ export interface EventMetadata {
   occurredAt: string; // ISO 8601, from the injected clock
   /** The version of the event type's schema the data was written in (absent: 1); reads upcast it. */
   schemaVersion?: number;
+  /**
+   * The data subject whose key encrypted the event's personal fields (src/platform/events/
+   * personal-data.ts). Absent: they are in clear (written before encryption, or naming nobody).
+   */
+  personalDataKey?: string;
 }
 
 /** An event as a command handler proposes it. `id` makes re-appends idempotent. */
@@ -63,6 +68,20 @@ export interface SubscribeOptions {
   batchSize?: number;
 }
 
+/** Which of one tenant's events a history read wants (compliance feeds); filters are optional and combine. */
+export interface TenantEventsQuery {
+  tenantId: string;
+  /** Strictly after this position (undefined: from the start). */
+  after?: bigint;
+  /** Only these event types. */
+  types?: readonly string[];
+  /** Only streams whose id starts with this. */
+  streamPrefix?: string;
+  /** Bounds on `metadata.occurredAt`, both inclusive. */
+  from?: Date;
+  to?: Date;
+}
+
 export interface EventStore {
   append(streamId: string, events: NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
   /** Appends to several streams in one transaction: all or nothing. Returns one result per stream. */
@@ -72,9 +91,21 @@ export interface EventStore {
   readStreams(streamIds: string[]): Promise<RecordedEvent[][]>;
   /** Events strictly after `afterPosition`, in position order, at most `limit`. */
   readAll(afterPosition: bigint | undefined, limit: number): Promise<RecordedEvent[]>;
+  /**
+   * One tenant's events matching `query`, in position order, at most `limit`, under the same
+   * visibility rule as `readAll`: paging on the last position never skips nor repeats an event.
+   */
+  readTenantEvents(query: TenantEventsQuery, limit: number): Promise<RecordedEvent[]>;
+  /** The tenant of the event at `position` (null when global readers see no event there). */
+  tenantAt(position: bigint): Promise<string | null>;
   /** Catch-up from `after`, then live. */
   subscribeToAll(options: SubscribeOptions): Subscription;
   /** Position of the newest event a global reader may see now (0n when empty). */
   headPosition(): Promise<bigint>;
+  /**
+   * Position of the newest committed event, visible to global readers yet or not (0n when empty):
+   * no append was ever acknowledged with a higher position.
+   */
+  lastWrittenPosition(): Promise<bigint>;
   close(): Promise<void>;
 }

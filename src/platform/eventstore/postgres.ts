@@ -12,6 +12,7 @@ import type {
   SubscribeOptions,
   Subscription,
   ExpectedRevision,
+  TenantEventsQuery,
 } from './port.ts';
 
 const CHANNEL = 'iam_events';
@@ -189,6 +190,40 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  /**
+   * Served by the (tenant, position) index of migration 0017: a page walks the tenant's own events
+   * only, whatever other tenants wrote. Same visibility bound as readAll.
+   */
+  async readTenantEvents(query: TenantEventsQuery, limit: number): Promise<RecordedEvent[]> {
+    const { rows } = await this.pool.query<EventRow>(
+      `${SELECT_EVENT}
+        where metadata->>'tenantId' = $1 and position > $2 and position < events_visible_bound()
+          and ($3::text[] is null or type = any($3))
+          and ($4::text is null or starts_with(stream_id, $4))
+          and ($5::timestamptz is null or (metadata->>'occurredAt')::timestamptz >= $5)
+          and ($6::timestamptz is null or (metadata->>'occurredAt')::timestamptz <= $6)
+        order by metadata->>'tenantId', position limit $7`,
+      [
+        query.tenantId,
+        (query.after ?? 0n).toString(),
+        query.types ?? null,
+        query.streamPrefix ?? null,
+        query.from?.toISOString() ?? null,
+        query.to?.toISOString() ?? null,
+        limit,
+      ],
+    );
+    return rows.map(toRecorded);
+  }
+
+  async tenantAt(position: bigint): Promise<string | null> {
+    const { rows } = await this.pool.query<{ tenant: string }>(
+      `select metadata->>'tenantId' as tenant from events where position = $1 and position < events_visible_bound()`,
+      [position.toString()],
+    );
+    return rows[0]?.tenant ?? null;
+  }
+
   /** True when committed events exist beyond what readers may see yet (an older transaction is running). */
   private async hasInvisibleTail(afterPosition: bigint): Promise<boolean> {
     const { rows } = await this.pool.query<{ pending: boolean }>(
@@ -213,6 +248,11 @@ export class PostgresEventStore implements EventStore {
     const { rows } = await this.pool.query<{ position: string | null }>(
       'select max(position) as position from events where position < events_visible_bound()',
     );
+    return BigInt(rows[0]?.position ?? 0);
+  }
+
+  async lastWrittenPosition(): Promise<bigint> {
+    const { rows } = await this.pool.query<{ position: string | null }>('select max(position) as position from events');
     return BigInt(rows[0]?.position ?? 0);
   }
 

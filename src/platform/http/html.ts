@@ -30,9 +30,12 @@ button{margin-top:1.25rem;padding:.6rem 1.2rem}.error{color:#b00020}.error li{ma
  * Nothing but this page's own stylesheet (by hash) may load or run; forms post only to this
  * origin; no framing; the address (which holds the link token) is never sent as a referrer.
  */
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+const csp = (formActions: readonly string[]) =>
+  `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action ${["'self'", ...formActions].join(' ')}; frame-ancestors 'none'; base-uri 'none'`;
 const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'content-security-policy': csp([]),
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
@@ -40,7 +43,14 @@ const PAGE_HEADERS = {
 };
 
 /** Sends a complete, self-contained HTML page (no external assets, no script). */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: SafeHtml): FastifyReply {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: SafeHtml,
+  /** Where the form's answer may redirect besides this origin (browsers apply form-action to redirects). */
+  options: { formActions?: readonly string[] } = {},
+): FastifyReply {
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title><style>${new SafeHtml(STYLE)}</style></head>
@@ -48,5 +58,6 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 ${body}
 </main></body></html>
 `;
-  return reply.status(status).headers(PAGE_HEADERS).send(page.value);
+  const headers = options.formActions?.length ? { ...PAGE_HEADERS, 'content-security-policy': csp(options.formActions) } : PAGE_HEADERS;
+  return reply.status(status).headers(headers).send(page.value);
 }

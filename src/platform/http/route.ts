@@ -5,6 +5,7 @@ import { WriteLog, recordingWrites, type ReadYourWrites } from '../projections/r
 import { requireAuthentication, requirePermission, requirePlatformAdmin } from './authentication.ts';
 import { errorBodySchemas, type ErrorEnvelope } from './envelopes.ts';
 import { wireOf } from './error-statuses.ts';
+import { parserRefusalResponses } from './parser-refusals.ts';
 import type { HttpServer } from './server.ts';
 
 declare module 'fastify' {
@@ -62,6 +63,8 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
   errors?: string[];
   /** The success answers' media type when not JSON (text, HTML). */
   contentType?: string;
+  /** Further media types of the 200 answer, chosen by Accept (a stream of NDJSON lines), with their schemas. */
+  alternatives?: Record<string, ZodType>;
   preValidation?: Hook;
   handler: (
     request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>,
@@ -71,12 +74,14 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
 
 const documented = (statuses: string[], codes: string[]) => `${statuses.join(', ')}: ${codes.join(', ')}`;
 
-/** Success answers described by their status text unless the schema says more; in their media type when not JSON. */
-function successResponses(responses: Responses, contentType: string | undefined) {
+/** Success answers described by their status text unless the schema says more; in their media type(s) when not JSON alone. */
+function successResponses(responses: Responses, contentType: string | undefined, alternatives: Record<string, ZodType> = {}) {
   return Object.fromEntries(
     Object.entries(responses).map(([status, schema]) => {
       const description = schema.description ?? STATUS_CODES[status] ?? status;
-      return [status, contentType ? { description, content: { [contentType]: { schema } } } : schema.describe(description)];
+      const others = status === '200' ? Object.entries(alternatives).map(([type, other]) => [type, { schema: other }]) : [];
+      if (!contentType && others.length === 0) return [status, schema.describe(description)];
+      return [status, { description, content: Object.fromEntries([[contentType ?? 'application/json', { schema }], ...others]) }];
     }),
   );
 }
@@ -130,7 +135,7 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       ...(declaration.params ? { params: declaration.params } : {}),
       ...(declaration.query ? { querystring: declaration.query } : {}),
       ...(declaration.body ? { body: declaration.body } : {}),
-      response: { ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType) },
+      response: { ...parserRefusalResponses, ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType, declaration.alternatives) },
     },
     config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
     onRequest: declaration.access.hooks,

@@ -7,3 +7,6 @@ export const pageQuery = (maxLimit = 100, defaultLimit = 20) => ({
 });
 
 export const idParams = z.object({ id: z.string().min(1).max(100) });
+
+/** An ISO 8601 instant with Z or an offset (never a local time left to guess), as a Date. */
+export const instantQuery = z.iso.datetime({ offset: true }).transform((text) => new Date(text));

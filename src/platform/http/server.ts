@@ -14,6 +14,7 @@ import type { Metrics } from '../metrics.ts';
 import { notFound, platformError, type ErrorStatuses } from '../errors.ts';
 import { createErrorHandling } from './error-handler.ts';
 import { refuseUnstorableInput } from './input-hygiene.ts';
+import { answerParserRefusal } from './parser-refusals.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
 import type { RouteRule } from './rate-limit/tiers.ts';
 import { publicAccess, route } from './route.ts';
@@ -95,6 +96,7 @@ export async function createHttpServer(options: HttpServerOptions) {
     // Long path segments reach the route, whose params schema refuses them in its own envelope.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // The router's own refusals (a malformed or overlong path segment) in the route family's envelope.
+    clientErrorHandler: answerParserRefusal,
     frameworkErrors: (error, request, reply) =>
       sendError(request, reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : platformError('VALIDATION_ERROR', 'Malformed URL')),
   }).withTypeProvider<ZodTypeProvider>();

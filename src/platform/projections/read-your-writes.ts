@@ -40,8 +40,11 @@ export function reportingAppends(store: EventStore): EventStore {
     readStream: (streamId, fromRevision) => store.readStream(streamId, fromRevision),
     readStreams: (streamIds) => store.readStreams(streamIds),
     readAll: (after, limit) => store.readAll(after, limit),
+    readTenantEvents: (query, limit) => store.readTenantEvents(query, limit),
+    tenantAt: (position) => store.tenantAt(position),
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),
+    lastWrittenPosition: () => store.lastWrittenPosition(),
     close: () => store.close(),
   };
 }

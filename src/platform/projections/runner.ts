@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
-import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureCheckpoint, lockCheckpoint, readCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
@@ -12,12 +13,17 @@ import { applyEvents, handles, type Projection } from './projection.ts';
  * may run the same projection: each batch locks the checkpoint row, applies only events past it,
  * and a runner whose stream of events no longer joins the checkpoint (a rebuild reset it) rewinds.
  */
+const RECOVERY_RETRY_MS = 200;
+
 export class ProjectionWorker {
   readonly waiters = new PositionWaiters();
   private readonly appliedListeners: ((events: RecordedEvent[]) => void)[] = [];
   private subscription: Subscription | null = null;
   private stopped = true;
   private restarting: Promise<void> | null = null;
+  private recovering: Promise<void> | null = null;
+  /** Set while the read model re-applies batches a database crash took back. */
+  private catchingUpTo: bigint | null = null;
   lastError: unknown = null;
 
   constructor(
@@ -29,6 +35,11 @@ export class ProjectionWorker {
 
   get running(): boolean {
     return !this.stopped;
+  }
+
+  /** Running, and not re-applying what a database crash took back. */
+  get ready(): boolean {
+    return this.running && this.recovering === null && this.catchingUpTo === null;
   }
 
   async start(): Promise<void> {
@@ -50,10 +61,12 @@ export class ProjectionWorker {
         this.lastError = null;
         this.announceApplied(events);
         this.waiters.advance(applied > expectedAfter ? applied : expectedAfter);
+        if (this.catchingUpTo !== null && this.waiters.current >= this.catchingUpTo) this.catchingUpTo = null;
       },
       onError: (error) => {
         this.lastError = error;
         this.logger.error({ err: error, projection: this.projection.name }, 'projection batch failed; retrying');
+        this.recovering ??= this.recoverCheckpoint(expectedAfter).finally(() => (this.recovering = null));
       },
     });
   }
@@ -68,6 +81,26 @@ export class ProjectionWorker {
     const handled = events.filter((event) => handles(this.projection, event.type));
     if (handled.length === 0) return;
     for (const listener of this.appliedListeners) listener(handled);
+  }
+
+  /**
+   * After a failure (the database may have crashed): batches committed without a WAL flush can be
+   * lost together with their checkpoint, so once the database answers, continue from the checkpoint
+   * it kept, and report not caught up until the read model is back where it was.
+   */
+  private async recoverCheckpoint(reached: bigint): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const kept = await readCheckpoint(this.pool, this.projection.name);
+        if (kept >= reached || this.stopped) return;
+        this.logger.warn({ projection: this.projection.name, kept: String(kept), reached: String(reached) }, 'checkpoint lost in a crash; applying again');
+        this.catchingUpTo = reached;
+        this.restarting = this.restartFrom(kept);
+        return;
+      } catch {
+        await sleep(RECOVERY_RETRY_MS);
+      }
+    }
   }
 
   /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
@@ -119,6 +152,11 @@ export class ProjectionRunner extends FollowerGroup<ProjectionWorker> implements
     const worker = this.workers.find((w) => w.projection.name === projection);
     if (!worker) throw new Error(`No projection ${projection}`);
     worker.onApplied(listener);
+  }
+
+  /** Every projection runs and none is re-applying what a database crash took back (readiness). */
+  get ready(): boolean {
+    return this.workers.every((w) => w.ready);
   }
 
   /** Waits (bounded) until the named projections (all when omitted) have passed `position`. */

@@ -132,11 +132,37 @@ describe('audit log: projected entries, GET /api/logs/audit, append-only table',
 
     expect((await body('limit=10000')).body.pagination.limit).toBe(500);
     expect((await call('GET', '/api/logs/audit', 'initech')).body.pagination).toMatchObject({ limit: 50, offset: 0 });
-    for (const bad of ['limit=abc', 'limit=0', 'offset=-1', 'offset=1.5', 'startDate=yesterday', 'endDate=2026-13-01', 'startDate=2026-03-01T10:00:00']) {
+    const malformed = ['limit=abc', 'limit=0', 'limit=-1', 'limit=', 'offset=-1', 'offset=1.5', 'offset=abc'];
+    const badDates = ['startDate=yesterday', 'endDate=2026-13-01', 'startDate=2026-03-01T10:00:00', 'startDate=2026-02-30', 'endDate=1700000000'];
+    for (const bad of [...malformed, ...badDates]) {
       const response = await call('GET', `/api/logs/audit?${bad}`, 'initech');
       expect(response.status, bad).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ path: expect.stringMatching(/^querystring\./), message: expect.any(String) }] });
     }
+    // Unknown filters are refused, not ignored (the details name the key, never a value).
+    for (const unknown of ['status=failure', 'resource=user', 'user_id=u1', 'actions=LOGIN']) {
+      const response = await call('GET', `/api/logs/audit?${unknown}`, 'initech');
+      expect(response.status, unknown).toBe(400);
+      expect(response.body.error.code).toBe('VALIDATION_ERROR');
+      expect(JSON.stringify(response.body.error.details)).toContain(unknown.split('=')[0]);
+    }
+  });
+
+  it('counts at most 10,000 matching entries (or offset + limit + 1): total is then a lower bound, said by a header; hasMore stays exact', async () => {
+    await t.db.pool.query(
+      `insert into audit_log (tenant_id, id, action, status, created_at)
+       select 'initech', gen_random_uuid(), 'SETTINGS_UPDATED', 'success', timestamptz '2026-06-01' + i * interval '1 second' from generate_series(1, 10001) as i`,
+    );
+    const first = await call('GET', '/api/logs/audit?action=SETTINGS_UPDATED&limit=10', 'initech');
+    expect(first.body.pagination).toEqual({ total: 10_000, limit: 10, offset: 0, hasMore: true });
+    expect(first.headers['x-total-count-capped']).toBe('true');
+    const last = await call('GET', '/api/logs/audit?action=SETTINGS_UPDATED&limit=20&offset=9990', 'initech');
+    expect(last.body.pagination).toEqual({ total: 10_001, limit: 20, offset: 9990, hasMore: false });
+    expect(last.body.data).toHaveLength(11);
+    expect(last.headers).not.toHaveProperty('x-total-count-capped');
+    const small = await call('GET', '/api/logs/audit?action=SETTINGS_UPDATED&startDate=2026-06-01T00:00:01Z&endDate=2026-06-01T00:00:03Z', 'initech');
+    expect(small.body.pagination).toEqual({ total: 3, limit: 50, offset: 0, hasMore: false });
+    expect(small.headers).not.toHaveProperty('x-total-count-capped');
   });
 
   it('filters by dates (a date alone is the whole UTC day, both ends inclusive to the millisecond), action and user', async () => {
@@ -201,6 +227,14 @@ describe('audit log: projected entries, GET /api/logs/audit, append-only table',
       }
     }
     expect((await entries('acme')).map((e) => e.id)).toContain(someId);
+    // Nor the compliance history below a user.
+    const history = `/api/users/${admins.acme!.id}/history`;
+    const events = (await call('GET', history)).body.data;
+    for (const method of ['PUT', 'PATCH', 'DELETE', 'POST']) {
+      const response = await call(method, history, 'acme', method === 'DELETE' ? undefined : {});
+      expect(response.status, `${method} ${history}`).toBeGreaterThanOrEqual(400);
+    }
+    expect((await call('GET', history)).body.data).toEqual(events);
   });
 
   it('refuses UPDATE, DELETE and TRUNCATE in SQL; a rebuild replays without touching existing entries', async () => {
@@ -211,7 +245,7 @@ describe('audit log: projected entries, GET /api/logs/audit, append-only table',
     await expect(t.db.pool.query("delete from audit_log where tenant_id = 'acme'")).rejects.toThrow(/append-only \(DELETE/);
     await expect(t.db.pool.query('truncate audit_log')).rejects.toThrow(/append-only \(TRUNCATE/);
 
-    await rebuildProjection(auditProjection, t.store, t.db.pool, pino({ level: 'silent' }));
+    await rebuildProjection(auditProjection, t.events, t.db.pool, pino({ level: 'silent' }));
     const after = (await t.db.pool.query('select * from audit_log order by tenant_id, id')).rows;
     expect(after).toEqual(before);
     // The summaries were rebuilt from the log: the next mutation's "before" is still right.

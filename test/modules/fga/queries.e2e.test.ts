@@ -1,28 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL, NEXT_MODEL } from './support/documents-model.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
-
-const MODEL = `model
-  schema 1.1
-type user
-type group
-  relations
-    define member: [user, group#member]
-type folder
-  relations
-    define viewer: [user, group#member]
-type document
-  relations
-    define parent: [folder]
-    define owner: [user]
-    define blocked: [user]
-    define viewer: [user, user:*, group#member] or owner or viewer from parent
-    define can_read: viewer but not blocked`;
-
-// The same types without wildcards, and with an editor relation.
-const NEXT_MODEL = MODEL.replace('[user, user:*, group#member] or owner', '[user, group#member] or owner or editor').replace(
-  '    define owner: [user]',
-  '    define owner: [user]\n    define editor: [user]',
-);
 
 const userCheck = (objectId: string, relation: string, subjectId: string, extra: Record<string, unknown> = {}) => ({
   objectType: 'document',
@@ -194,10 +172,24 @@ describe('check, expand and list-objects over HTTP', () => {
       expect(list.body.data.objectIds).not.toContain('held');
     });
 
-    it('a token the log has not reached in time is 503 CONSISTENCY_TIMEOUT, not a possibly stale answer', async () => {
-      const head = await t.store.headPosition();
-      const future = await check(userCheck('secret', 'viewer', 'anne', { consistencyToken: String(head + (1n << 40n)) }), undefined, other);
-      expect([future.status, future.body.error.code, future.headers['retry-after']]).toEqual([503, 'CONSISTENCY_TIMEOUT', '1']);
+    it('a written token the index has not reached in time is 503 CONSISTENCY_TIMEOUT, not a possibly stale answer', async () => {
+      const otherIndexes = other.service.fga.indexes;
+      await otherIndexes.stop();
+      try {
+        const written = await t.call('POST', '/api/fga/tuples', userCheck('late', 'viewer', 'anne'));
+        const late = await check(userCheck('late', 'viewer', 'anne', { consistencyToken: written.body.data.consistencyToken }), undefined, other);
+        expect([late.status, late.body.error.code, late.headers['retry-after']]).toEqual([503, 'CONSISTENCY_TIMEOUT', '1']);
+      } finally {
+        await otherIndexes.start();
+      }
+    });
+
+    it('a token no write answered with is 400 VALIDATION_ERROR at once, never a wait', async () => {
+      const last = await t.store.lastWrittenPosition();
+      const neverIssued = await check(userCheck('secret', 'viewer', 'anne', { consistencyToken: String(last + (1n << 40n)) }), undefined, other);
+      expect([neverIssued.status, neverIssued.body.error.code, neverIssued.body.error.details]).toEqual([
+        400, 'VALIDATION_ERROR', [{ path: 'body.consistencyToken', message: 'no write answered with this consistency token' }],
+      ]);
       expect((await check(userCheck('secret', 'viewer', 'anne', { consistencyToken: 'soon' }))).body.error.code).toBe('VALIDATION_ERROR');
     });
 

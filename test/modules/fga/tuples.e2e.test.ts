@@ -153,7 +153,7 @@ describe('relation tuples over HTTP', () => {
     const snapshot = () => t.db.pool.query('select * from fga_tuples order by tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation');
     const before = (await snapshot()).rows;
     expect(before.length).toBeGreaterThan(100);
-    await rebuildProjection(fgaProjection, t.store, t.db.pool, pino({ level: 'silent' }));
+    await rebuildProjection(fgaProjection, t.events, t.db.pool, pino({ level: 'silent' }));
     expect((await snapshot()).rows).toEqual(before);
   });
 });

@@ -142,7 +142,7 @@ describe('system endpoints', () => {
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256', 'HS256'],
-        scopes_supported: ['openid', 'profile', 'email'],
+        scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
       });
     }
     const jwks = await t.request({ method: 'GET', url: '/.well-known/jwks.json' });

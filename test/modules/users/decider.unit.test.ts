@@ -52,6 +52,16 @@ describe('user decider', () => {
     spec.given([]).when({ type: 'UpdateUser', profile: { firstName: 'x' } }).thenThrows('NOT_FOUND');
   });
 
+  it('erases an active user by deleting it first, a deleted one once, and nobody unknown', () => {
+    const deleted: UserEvent = { type: 'UserDeleted', data: { userId: 'u1', email: 'a@x.test', username: 'a' } };
+    const erased: UserEvent = { type: 'UserErased', data: { userId: 'u1' } };
+    spec.given([created]).when({ type: 'EraseUser' }).then([deleted, erased]);
+    spec.given([created, deleted]).when({ type: 'EraseUser' }).then([erased]);
+    spec.given([created, deleted, erased]).when({ type: 'EraseUser' }).then([]);
+    spec.given([]).when({ type: 'EraseUser' }).thenThrows('NOT_FOUND');
+    spec.given([created, deleted, erased]).when({ type: 'UpdateUser', profile: { firstName: 'x' } }).thenThrows('NOT_FOUND');
+  });
+
   it('changes the password only against the hash it was checked with, keeping a bounded history', () => {
     const withHash: UserEvent = { ...created, data: { ...created.data, passwordHash: 'h0' } } as UserEvent;
     spec

@@ -97,7 +97,8 @@ async function expectRecovery(h: Harness, fault: Fault): Promise<void> {
   await readiness.stop();
   expect(new Set(readiness.statuses)).toEqual(new Set([200, 503]));
 
-  expect((await call('GET', `/api/users/${before}`)).body.data.email).toBe('before@acme.test');
+  const beforeRead = await call('GET', `/api/users/${before}`);
+  expect(beforeRead.body.data?.email, JSON.stringify(beforeRead.body)).toBe('before@acme.test');
   expect(await allowed('d1')).toBe(true);
 
   const after = await createUser('after@acme.test');

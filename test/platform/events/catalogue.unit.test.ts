@@ -4,11 +4,13 @@ import { EventCatalogue } from '../../../src/platform/events/catalogue.ts';
 import { defineEvent } from '../../../src/platform/events/define-event.ts';
 
 describe('event definitions and the catalogue', () => {
-  it('refuses declarations that name no field, or versions without an upcaster', () => {
+  it('refuses declarations that name no field, personal fields without a data subject, or versions without an upcaster', () => {
     const data = z.strictObject({ email: z.string(), roles: z.array(z.strictObject({ name: z.string() })) });
-    expect(() => defineEvent({ type: 'X', data, personal: ['mail'] })).toThrow('X: sensitive or personal paths name no field of its schema: mail');
+    expect(() => defineEvent({ type: 'X', data, personal: ['mail'], dataSubject: () => null })).toThrow('X: sensitive or personal paths name no field of its schema: mail');
     expect(() => defineEvent({ type: 'X', data, sensitive: ['roles[].id'] })).toThrow('roles[].id');
-    expect(() => defineEvent({ type: 'X', data, personal: ['email', 'roles[].name'] })).not.toThrow();
+    const subject = () => 'person';
+    expect(() => defineEvent({ type: 'X', data, personal: ['email', 'roles[].name'], dataSubject: subject })).not.toThrow();
+    expect(() => defineEvent({ type: 'X', data, personal: ['email'] })).toThrow('X: personal fields need a dataSubject');
     expect(() => defineEvent({ type: 'X', version: 3, data, upcasters: { 1: (d) => d } })).toThrow('X v3: no upcaster from version 2');
   });
 

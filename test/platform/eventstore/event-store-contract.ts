@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WrongExpectedVersionError } from '../../../src/platform/eventstore/errors.ts';
-import type { EventStore, NewEvent, RecordedEvent } from '../../../src/platform/eventstore/port.ts';
+import type { EventStore, NewEvent, RecordedEvent, TenantEventsQuery } from '../../../src/platform/eventstore/port.ts';
 import { newId } from '../../../src/platform/ids.ts';
 
 export function testEvent(type = 'SomethingHappened', data: unknown = { n: 1 }): NewEvent {
@@ -136,6 +136,33 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(read.map((e) => e.position)).toEqual([...read.map((e) => e.position)].sort((a, b) => (a < b ? -1 : 1)));
       expect(await store.readAll(head, 1)).toHaveLength(1);
       expect(await store.headPosition()).toBeGreaterThanOrEqual(read.at(-1)!.position);
+    });
+
+    it("reads one tenant's events with filters, paged on the last position, never another tenant's", async () => {
+      const [mine, theirs] = [`t${newId()}`, `t${newId()}`];
+      const at = (iso: string, tenantId: string, type: string) => ({ ...testEvent(type), metadata: { ...testEvent().metadata, tenantId, occurredAt: iso } });
+      const users = `user-${mine}.${newId()}`;
+      const roles = `role-${mine}.${newId()}`;
+      await store.append(users, [at('2025-01-01T00:00:00.000Z', mine, 'Created'), at('2025-01-02T00:00:00.000Z', mine, 'Renamed')]);
+      await store.append(`user-${theirs}.${newId()}`, [at('2025-01-02T00:00:00.000Z', theirs, 'Created')]);
+      await store.append(roles, [at('2025-01-03T00:00:00.000Z', mine, 'Created'), at('2025-01-04T00:00:00.000Z', mine, 'Deleted')]);
+      const read = async (query: Omit<TenantEventsQuery, 'tenantId'>, limit = 100) =>
+        (await store.readTenantEvents({ tenantId: mine, ...query }, limit)).map((e) => `${e.streamId === users ? 'user' : 'role'}:${e.type}`);
+      await expect.poll(() => read({}), { timeout: 10_000 }).toEqual(['user:Created', 'user:Renamed', 'role:Created', 'role:Deleted']);
+      expect(await read({ types: ['Created'] })).toEqual(['user:Created', 'role:Created']);
+      expect(await read({ streamPrefix: `role-${mine}.` })).toEqual(['role:Created', 'role:Deleted']);
+      expect(await read({ from: new Date('2025-01-02T00:00:00.000Z'), to: new Date('2025-01-03T00:00:00.000Z') })).toEqual(['user:Renamed', 'role:Created']);
+      const all = await store.readTenantEvents({ tenantId: mine }, 100);
+      const paged: string[] = [];
+      for (let after: bigint | undefined; ; ) {
+        const page = await store.readTenantEvents({ tenantId: mine, ...(after === undefined ? {} : { after }) }, 3);
+        paged.push(...page.map((e) => e.id));
+        if (page.length < 3) break;
+        after = page.at(-1)!.position;
+      }
+      expect(paged).toEqual(all.map((e) => e.id));
+      expect(await store.tenantAt(all[1]!.position)).toBe(mine);
+      expect(await store.tenantAt(all.at(-1)!.position + 1n)).toBeNull();
     });
 
     it('subscribes to all: catches up from a position, then delivers live events', async () => {

@@ -63,6 +63,36 @@ describe('PostgreSQL event store under concurrent writers', () => {
     }
   });
 
+  it("pages one tenant's events while writers of two tenants commit out of order: no gap, no overlap, no other tenant", async () => {
+    const [mine, theirs] = [`t${newId()}`, `t${newId()}`];
+    const written: string[] = [];
+    let writing = true;
+    const writes = Promise.all(
+      Array.from({ length: 12 }, async (_, writer) => {
+        const tenantId = writer % 2 === 0 ? mine : theirs;
+        const streamId = `load-${tenantId}.${newId()}`;
+        for (let i = 0; i < 25; i += 1) {
+          const events = Array.from({ length: 1 + (i % 3) }, () => ({ ...testEvent('Loaded', { writer, i }), metadata: { ...testEvent().metadata, tenantId } }));
+          if (tenantId === mine) written.push(...events.map((e) => e.id));
+          await store.append(streamId, events);
+        }
+      }),
+    ).finally(() => (writing = false));
+    const paged: RecordedEvent[] = [];
+    let after: bigint | undefined;
+    // A reader that pages while the writers run, then until it has caught up with them.
+    while (writing || paged.length < written.length) {
+      const page = await store.readTenantEvents({ tenantId: mine, ...(after === undefined ? {} : { after }) }, 7);
+      paged.push(...page);
+      if (page.length > 0) after = page.at(-1)!.position;
+      else await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await writes;
+    expect(paged.every((e) => e.metadata.tenantId === mine)).toBe(true);
+    expect(paged.map((e) => e.id).sort()).toEqual([...written].sort());
+    for (let i = 1; i < paged.length; i += 1) expect(paged[i]!.position > paged[i - 1]!.position).toBe(true);
+  });
+
   it('hides an event from global readers until every older transaction has finished', async () => {
     const head = await store.headPosition();
     const slow = await db.pool.connect();

@@ -43,7 +43,8 @@ describe('HTTP resilience: timeouts, header and body limits, graceful shutdown',
   it('cuts off a client that never finishes its headers (408), and one that trickles its body', async () => {
     const headers = rawConnection(port);
     headers.write('GET /health/live HTTP/1.1\r\nHost: iam.test\r\nX-Slow: ');
-    expect(statusOf(await headers.closed)).toBe(408);
+    const cutOff = await headers.closed;
+    expect([statusOf(cutOff), bodyOf(cutOff).error.code]).toEqual([408, 'CLIENT_TIMEOUT']);
 
     const body = rawConnection(port);
     body.write(`POST /api/auth/login HTTP/1.1\r\nHost: iam.test\r\nx-tenant: ${PLATFORM}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"email":`);
@@ -53,6 +54,12 @@ describe('HTTP resilience: timeouts, header and body limits, graceful shutdown',
   it('refuses oversized or countless headers with 431, and keeps serving', async () => {
     const big = await fetch(url('/health/live'), { headers: { 'x-big': 'a'.repeat(8000) } });
     expect(big.status).toBe(431);
+    // Answered before any route is known, in the error body every route documents for 431.
+    expect(await big.json()).toEqual({ ok: false, error: { code: 'HEADERS_TOO_LARGE', message: expect.any(String), details: [] } });
+    const longUrl = await fetch(url(`/api/logs/audit?action=${'a'.repeat(8000)}`), { headers: { authorization: `Bearer ${admin}`, 'x-tenant': PLATFORM } });
+    expect(longUrl.status).toBe(431);
+    const documented = (await t.request({ method: 'GET', url: '/api/openapi.json' })).body.paths['/api/logs/audit'].get.responses['431'];
+    expect(documented.description).toContain('HEADERS_TOO_LARGE');
     const many = rawConnection(port);
     many.write(`GET /health/live HTTP/1.1\r\nHost: iam.test\r\n${Array.from({ length: 10_000 }, (_, i) => `x-h${i}: v\r\n`).join('')}\r\n`);
     expect(statusOf(await many.closed)).toBe(431);
@@ -84,12 +91,16 @@ describe('HTTP resilience: timeouts, header and body limits, graceful shutdown',
   });
 
   it('answers 503 REQUEST_TIMEOUT in the route envelope when processing outlives the request timeout', async () => {
-    // A check that must wait for a position the log will not reach within the request timeout.
+    // A check that must wait for a written position its index, stopped, does not reach within the request timeout.
+    await t.service.fga.indexes.stop();
+    const written = await t.request({ method: 'POST', url: '/api/roles', tenant: PLATFORM, token: admin, body: { name: 'slow-check' } });
+    expect(written.status).toBe(201);
+    const consistencyToken = String(await t.store.lastWrittenPosition());
     const response = await fetch(url('/api/fga/check'), {
       method: 'POST',
       headers: { 'x-tenant': PLATFORM, authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ objectType: 'document', objectId: 'd1', relation: 'viewer', subjectType: 'user', subjectId: 'u1', consistencyToken: '99999999999999999' }),
-    });
+      body: JSON.stringify({ objectType: 'document', objectId: 'd1', relation: 'viewer', subjectType: 'user', subjectId: 'u1', consistencyToken }),
+    }).finally(() => t.service.fga.indexes.start());
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ ok: false, error: { code: 'REQUEST_TIMEOUT' } });
     expect((await fetch(url('/health/live'))).status).toBe(200);
@@ -97,6 +108,41 @@ describe('HTTP resilience: timeouts, header and body limits, graceful shutdown',
 });
 
 describe('graceful shutdown (default limits)', () => {
+  it('stopping the service (what SIGTERM does) lets a write whose handler is running finish, answer and stay written', async () => {
+    const first = await startTestService();
+    let stopped = false;
+    try {
+      await first.service.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (first.service.app.server.address() as AddressInfo).port;
+      const admin = await first.token({ sub: 'admin-1', tenant: PLATFORM, roles: ['admin'] });
+      const handling = new Promise<void>((resolve) => first.service.app.server.once('request', () => resolve()));
+      // Creating a user hashes its password (argon2id) and appends: the handler is busy when the stop begins.
+      const write = fetch(`http://127.0.0.1:${port}/api/users`, {
+        method: 'POST',
+        headers: { 'x-tenant': PLATFORM, authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'in-flight@p.test', password: 'In-Fl1ght-Password' }),
+      });
+      await handling;
+      const stopping = first.service.stop();
+      const answer = await write;
+      expect([answer.status, ((await answer.json()) as { data: { email: string } }).data.email]).toEqual([201, 'in-flight@p.test']);
+      await stopping;
+      stopped = true;
+      await first.store.close();
+
+      const second = await startTestService({ db: first.db });
+      try {
+        const users = await second.request({ method: 'GET', url: '/api/users?search=in-flight', tenant: PLATFORM, token: await second.token({ sub: 'admin-1', tenant: PLATFORM, roles: ['admin'] }) });
+        expect(users.body.data.data.map((user: { email: string }) => user.email)).toEqual(['in-flight@p.test']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      if (!stopped) await first.close();
+      await first.db.drop();
+    }
+  });
+
   it('finishes a request in flight when the service stops, then refuses new connections', async () => {
     const t = await startTestService();
     try {

@@ -1,3 +1,4 @@
+import { validationError } from '../../../platform/errors.ts';
 import { asDomainError, fgaError, noActiveModel } from '../app-errors.ts';
 import type { CheckRequest, ExpandRequest, ListObjectsRequest } from '../engine/authorization-engine.ts';
 import { AuthorizationEngine } from '../engine/authorization-engine.ts';
@@ -9,16 +10,20 @@ export interface AuthorizationDeps {
   indexes: TupleIndexes;
   /** How long a query waits for the index to reach its consistency token. */
   consistencyTimeoutMs: number;
+  /** The event store's newest committed position: a token above it was never issued. */
+  lastWrittenPosition: () => Promise<bigint>;
 }
 
-const consistencyTimeout = () =>
+const TOKEN_NEVER_ISSUED = 'no write answered with this consistency token';
+
+export const consistencyTimeout = () =>
   fgaError('CONSISTENCY_TIMEOUT', 'The authorization index has not yet reached the consistency token; retry shortly', undefined, 1);
 
 /**
  * A valid model can chain thousands of computed usersets on one object; such a resolution can
  * exhaust the stack before it counts 25 hops. It is too deep all the same.
  */
-function evaluationError(error: unknown): never {
+export function evaluationError(error: unknown): never {
   if (error instanceof RangeError && error.message.includes('call stack')) {
     throw fgaError('MAX_DEPTH_EXCEEDED', 'resolution nests too deeply for this model');
   }
@@ -32,8 +37,20 @@ function evaluationError(error: unknown): never {
  * than an answer that might ignore the write.
  */
 export function authorizationQueries(deps: AuthorizationDeps) {
+  /**
+   * Waits for the index to reach a token. A token past every committed write is the client's
+   * mistake (400), not a wait that might end: only a token some write answered with is waited for.
+   */
+  async function reach(atLeast: bigint): Promise<void> {
+    if (atLeast <= deps.indexes.position.current) return;
+    if (atLeast > (await deps.lastWrittenPosition())) {
+      throw validationError(TOKEN_NEVER_ISSUED, [{ path: 'body.consistencyToken', message: TOKEN_NEVER_ISSUED }]);
+    }
+    if (!(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
+  }
+
   async function engineFor(tenant: string, atLeast: bigint | undefined): Promise<AuthorizationEngine> {
-    if (atLeast !== undefined && !(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
+    if (atLeast !== undefined) await reach(atLeast);
     const model = await deps.models.get(tenant).catch(asDomainError);
     if (!model) throw noActiveModel();
     return new AuthorizationEngine(model.typesystem, await deps.indexes.storeOf(tenant));

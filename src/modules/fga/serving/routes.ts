@@ -1,31 +1,58 @@
+import { grants } from '../../roles/index.ts';
+import type { FastifyRequest } from 'fastify';
 import { z, type ZodType } from 'zod';
+import { platformError } from '../../../platform/errors.ts';
+import { principalOf } from '../../../platform/http/authentication.ts';
 import { ok, okBody } from '../../../platform/http/envelopes.ts';
 import { route } from '../../../platform/http/route.ts';
+import { instantQuery } from '../../../platform/http/schemas.ts';
 import type { HttpServer } from '../../../platform/http/server.ts';
 import { tenantOf } from '../../../platform/http/tenant-resolution.ts';
 import { checkResultSchema, consistencyToken, expandTreeSchema, fgaGuard, listObjectsSchema, queryFields, queryObjectId } from '../http-schemas.ts';
+import type { AuthorizationAsOf } from './as-of.ts';
 import type { AuthorizationQueries } from './authorization.ts';
+
+const asOf = instantQuery
+  .optional()
+  .describe(
+    'ISO 8601 instant with Z or an offset (needs view:audit too): the answer as the active model and the tuples stood then, ' +
+      'from the log; not in the future nor before the tenant existed. consistencyToken does not apply.',
+  );
+const asOfOut = z.string().optional().describe('the instant answered for, when asOf was given');
 
 const checkBody = z.strictObject({
   ...queryFields,
   objectId: queryObjectId,
   explain: z.boolean().default(false).describe('also return the resolution tree'),
+  asOf,
 });
 const expandBody = z.strictObject({ objectType: queryFields.objectType, objectId: queryObjectId, relation: queryFields.relation, consistencyToken });
-const listObjectsBody = z.strictObject(queryFields);
+const listObjectsBody = z.strictObject({ ...queryFields, asOf });
 
-type Answer<Body, Result> = (tenant: string, request: Omit<Body, 'consistencyToken'>, atLeast: bigint | undefined) => Promise<Result>;
+interface QueryBody {
+  consistencyToken?: bigint | undefined;
+  asOf?: Date | undefined;
+}
+type Request<Body> = Omit<Body, 'consistencyToken' | 'asOf'>;
+type Answer<Body, Result> = (tenant: string, request: Request<Body>, atLeast: bigint | undefined) => Promise<Result>;
+type PastAnswer<Body, Result> = (tenant: string, request: Request<Body>, at: Date) => Promise<Result>;
 
 const QUERY_ERRORS = ['NO_ACTIVE_MODEL', 'INVALID_TYPE', 'INVALID_RELATION', 'MAX_DEPTH_EXCEEDED', 'CONSISTENCY_TIMEOUT'];
 
-/** The spec's Authorization queries (all debug:fga), answered from the in-memory index. */
-export function registerAuthorizationRoutes(app: HttpServer, queries: AuthorizationQueries): void {
-  function query<Body extends { consistencyToken?: bigint | undefined }, Result>(
+/** Authorization as it stood is compliance data: decisions.md asks view:audit beside debug:fga. */
+function requireAuditView(request: FastifyRequest): void {
+  if (!grants(principalOf(request).permissions, 'view:audit')) throw platformError('PERMISSION_DENIED', 'Permission view:audit is required for asOf');
+}
+
+/** The spec's Authorization queries (all debug:fga), answered from the in-memory index, or with asOf from the tuple history. */
+export function registerAuthorizationRoutes(app: HttpServer, queries: AuthorizationQueries, past: AuthorizationAsOf): void {
+  function query<Body extends QueryBody, Result extends object>(
     url: string,
     summary: string,
     body: ZodType<Body>,
     result: ZodType<Result>,
     answer: Answer<Body, Result>,
+    pastAnswer?: PastAnswer<Body, Result>,
   ) {
     route(app, {
       ...fgaGuard('debug:fga'),
@@ -33,16 +60,19 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
       url,
       summary,
       body,
-      responses: { 200: okBody(result) },
+      responses: { 200: okBody(pastAnswer ? (result as unknown as z.ZodObject).extend({ asOf: asOfOut }) : result) },
       errors: QUERY_ERRORS,
       handler: async (request) => {
-        const { consistencyToken: atLeast, ...rest } = request.body as Body;
-        return ok(await answer(tenantOf(request).name, rest, atLeast)) as never;
+        const { consistencyToken: atLeast, asOf: at, ...rest } = request.body as Body;
+        const tenant = tenantOf(request).name;
+        if (!at || !pastAnswer) return ok(await answer(tenant, rest, atLeast)) as never;
+        requireAuditView(request);
+        return ok({ ...(await pastAnswer(tenant, rest, at)), asOf: at.toISOString() }) as never;
       },
     });
   }
 
-  query('/api/fga/check', 'Does the subject have the relation with the object? With explain, how it was resolved', checkBody, checkResultSchema, queries.check);
+  query('/api/fga/check', 'Does the subject have the relation with the object? With explain, how it was resolved; with asOf, as it stood then', checkBody, checkResultSchema, queries.check, past.check);
   query('/api/fga/expand', 'The users of object#relation, one rewrite level deep (usersets are expanded by further calls)', expandBody, expandTreeSchema, queries.expand);
-  query('/api/fga/list-objects', 'Ids (without the type) of every object of objectType the subject has the relation with', listObjectsBody, listObjectsSchema, queries.listObjects);
+  query('/api/fga/list-objects', 'Ids (without the type) of every object of objectType the subject has the relation with; with asOf, as it stood then', listObjectsBody, listObjectsSchema, queries.listObjects, past.listObjects);
 }

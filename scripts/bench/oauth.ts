@@ -1,0 +1,93 @@
+/**
+ * OAuth benchmark: client_credentials tokens per second (RS256) and authorization_code exchanges
+ * per second (with PKCE, ID token and refresh rotation), over in-process HTTP (fastify inject),
+ * plus where a client_credentials token's time goes (each step alone).
+ * Usage: npm run bench:oauth [-- --tokens 3000 --codes 300]
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { applicationByClientId } from '../../src/modules/applications/index.ts';
+import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { fmt, numberOption } from './support.ts';
+
+const TOKENS = numberOption('tokens', 3000);
+const CODES = numberOption('codes', 300);
+const REDIRECT = 'https://bench.example/cb';
+
+type Bench = Awaited<ReturnType<typeof benchService>>;
+
+async function main(): Promise<void> {
+  const bench = await benchService({ ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1' });
+  try {
+    await run(bench);
+  } finally {
+    await bench.close();
+  }
+}
+
+const form = (bench: Bench, params: Record<string, string>) =>
+  bench.service.app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(params).toString() });
+
+async function run(bench: Bench): Promise<void> {
+  const { inject, service, store } = bench;
+  const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken;
+  // Every code is a sign-in of the same user: the session limit would end the older ones.
+  await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
+  const m2m = (await inject('POST', '/api/applications', { name: 'bench-m2m', type: 'm2m', scopes: ['manage:users', 'view:audit'] }, admin)).data;
+  const web = (await inject('POST', '/api/applications', { name: 'bench-web', type: 'web', redirectUris: [REDIRECT] }, admin)).data;
+  console.log(`oauth benchmark (node ${process.version}, ${service.keyRing.alg}), in-process HTTP (fastify inject), load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+  const basic = `Basic ${Buffer.from(`${m2m.clientId}:${m2m.clientSecret}`).toString('base64')}`;
+  const clientCredentials = async () => {
+    const answer = await service.app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+      payload: 'grant_type=client_credentials&scope=manage%3Ausers',
+    });
+    if (answer.statusCode !== 200) throw new Error(answer.body);
+  };
+  await timed(200, 8, clientCredentials); // warm-up
+  for (const concurrency of [1, 8, 32]) {
+    const result = await timed(TOKENS, concurrency, clientCredentials);
+    console.log(`client_credentials tokens, ${String(concurrency).padStart(2)} concurrent: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms`);
+  }
+
+  // Where the time goes: each step of a client_credentials token alone, sequentially.
+  const steps: Record<string, () => Promise<unknown>> = {
+    'RS256 signature (TokenService.issue)': () => service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
+    'client lookup (application stream read + fold)': () => applicationByClientId(store, 'platform', m2m.clientId),
+  };
+  for (const [name, step] of Object.entries(steps)) {
+    const result = await timed(1000, 1, step);
+    console.log(`  ${name}: ${fmt(1000 / result.perSecond, 3)} ms each`);
+  }
+
+  // Authorization codes: signed in beforehand (the sign-in is a password login), then exchanged.
+  const codes: Array<{ code: string; verifier: string }> = [];
+  for (let i = 0; i < CODES; i++) {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const query = new URLSearchParams({ response_type: 'code', client_id: web.clientId, redirect_uri: REDIRECT, scope: 'openid profile email', state: `s${i}`, code_challenge: challenge, code_challenge_method: 'S256' });
+    const page = await service.app.inject({ method: 'GET', url: `/api/oauth/authorize?${query}` });
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)![1]!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
+    const cookie = String(page.headers['set-cookie']).split(';')[0]!;
+    const answer = await service.app.inject({
+      method: 'POST',
+      url: '/api/oauth/authenticate',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      payload: new URLSearchParams({ request_id: field('request_id'), csrf: field('csrf'), ...BENCH_ADMIN }).toString(),
+    });
+    codes.push({ code: new URL(String(answer.headers.location)).searchParams.get('code')!, verifier });
+  }
+  const exchange = async (i: number) => {
+    const { code, verifier } = codes[i]!;
+    const answer = await form(bench, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: web.clientId, client_secret: web.clientSecret });
+    if (answer.statusCode !== 200) throw new Error(answer.body);
+  };
+  const exchanges = await timed(CODES, 8, exchange);
+  console.log(`authorization_code exchanges, 8 concurrent: ${fmt(exchanges.perSecond)}/s, p50 ${fmt(exchanges.p50, 1)} ms, p99 ${fmt(exchanges.p99, 1)} ms`);
+  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+}
+
+await main();

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { notFound } from '../../platform/errors.ts';
+import { ok, okBody } from '../../platform/http/envelopes.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { permission, route } from '../../platform/http/route.ts';
+import { idParams, pageQuery } from '../../platform/http/schemas.ts';
+import type { HttpServer } from '../../platform/http/server.ts';
+import { tenantOf } from '../../platform/http/tenant-resolution.ts';
+import { registerVersioned } from '../../platform/http/versioned.ts';
+import type { ApplicationCommands } from './commands.ts';
+import { APPLICATION_TYPES } from './events.ts';
+import type { ApplicationQueries, ApplicationView } from './queries.ts';
+import { GRANTS_BY_TYPE } from './rules.ts';
+
+const uris = z.array(z.string().trim().min(1).max(2048)).max(50);
+const settingsFields = {
+  name: z.string().trim().min(1).max(100),
+  redirectUris: uris,
+  postLogoutRedirectUris: uris,
+  allowedOrigins: uris,
+  grantTypes: z.array(z.string().min(1).max(100)).max(10).transform((grants) => [...new Set(grants)]),
+  scopes: z.array(z.string().min(1).max(100)).max(50).transform((scopes) => [...new Set(scopes)]),
+};
+const createBody = z.strictObject({
+  ...settingsFields,
+  type: z.enum(APPLICATION_TYPES),
+  redirectUris: settingsFields.redirectUris.default([]),
+  postLogoutRedirectUris: settingsFields.postLogoutRedirectUris.default([]),
+  allowedOrigins: settingsFields.allowedOrigins.default([]),
+  grantTypes: settingsFields.grantTypes.optional().describe('default: per type (web/spa: authorization_code, refresh_token; native: also device_code; m2m: client_credentials)'),
+  scopes: settingsFields.scopes.default([]),
+});
+const updateBody = z.strictObject(settingsFields).partial();
+
+const applicationSchema = z.object({
+  id: z.string(),
+  clientId: z.string(),
+  name: z.string(),
+  type: z.enum(APPLICATION_TYPES),
+  redirectUris: z.array(z.string()),
+  postLogoutRedirectUris: z.array(z.string()),
+  allowedOrigins: z.array(z.string()),
+  grantTypes: z.array(z.string()),
+  scopes: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+const createdSchema = applicationSchema.extend({
+  clientSecret: z.string().nullable().describe('web and m2m: the secret, shown only this once; null for public clients (spa, native)'),
+});
+
+/** /api/applications (manage:applications; decisions.md, OAuth 2.0 and OpenID Connect). */
+export function registerApplicationRoutes(app: HttpServer, deps: { commands: ApplicationCommands; queries: ApplicationQueries }): void {
+  const guard = { tags: ['Applications'], access: permission('manage:applications') };
+  const existing = async (tenant: string, id: string): Promise<ApplicationView> => (await deps.queries.get(tenant, id)) ?? Promise.reject(notFound('Application'));
+
+  registerVersioned(app, {
+    ...guard,
+    method: 'GET',
+    path: '/applications',
+    summary: 'List applications (OAuth clients); secrets are never shown',
+    answers: { kind: 'page', item: applicationSchema },
+    query: z.object(pageQuery()),
+    handler: async (request) => {
+      const { page, limit } = request.query;
+      const { items, total } = await deps.queries.list(tenantOf(request).name, page, limit);
+      return { kind: 'page', items, page, limit, total };
+    },
+  });
+
+  registerVersioned(app, {
+    ...guard,
+    method: 'POST',
+    path: '/applications',
+    summary: 'Create an application; web and m2m get a client secret, shown only in this answer',
+    answers: { kind: 'item', item: createdSchema, status: 201 },
+    body: createBody,
+    handler: async (request) => {
+      const tenant = tenantOf(request).name;
+      const { type, grantTypes, ...settings } = request.body;
+      const created = await deps.commands.create(tenant, type, { ...settings, grantTypes: grantTypes ?? GRANTS_BY_TYPE[type].defaults }, commandContextOf(request));
+      return { kind: 'item', status: 201, data: { ...(await existing(tenant, created.applicationId)), clientSecret: created.clientSecret } };
+    },
+  });
+
+  registerVersioned(app, {
+    ...guard,
+    method: 'GET',
+    path: '/applications/:id',
+    summary: 'Read an application',
+    answers: { kind: 'item', item: applicationSchema },
+    errors: ['NOT_FOUND'],
+    params: idParams,
+    handler: async (request) => ({ kind: 'item', data: await existing(tenantOf(request).name, request.params.id) }),
+  });
+
+  registerVersioned(app, {
+    ...guard,
+    method: 'PUT',
+    path: '/applications/:id',
+    summary: 'Update an application (its type is fixed)',
+    answers: { kind: 'item', item: applicationSchema },
+    errors: ['NOT_FOUND'],
+    params: idParams,
+    body: updateBody,
+    handler: async (request) => {
+      const tenant = tenantOf(request).name;
+      await existing(tenant, request.params.id);
+      await deps.commands.update(tenant, request.params.id, request.body, commandContextOf(request));
+      return { kind: 'item', data: await existing(tenant, request.params.id) };
+    },
+  });
+
+  registerVersioned(app, {
+    ...guard,
+    method: 'DELETE',
+    path: '/applications/:id',
+    summary: 'Delete an application: its client_id stops authenticating at once',
+    answers: { kind: 'deleted' },
+    errors: ['NOT_FOUND'],
+    params: idParams,
+    handler: async (request) => {
+      const tenant = tenantOf(request).name;
+      await existing(tenant, request.params.id);
+      await deps.commands.delete(tenant, request.params.id, commandContextOf(request));
+      return { kind: 'deleted' };
+    },
+  });
+
+  // Legacy only (spec, Versioning: client-secret rotation has no /api/v1 twin).
+  route(app, {
+    ...guard,
+    method: 'POST',
+    url: '/api/applications/:id/rotate-secret',
+    summary: 'Replace the client secret (web, m2m); the new one is shown only in this answer and the old one stops working at once',
+    params: idParams,
+    responses: { 200: okBody(z.object({ clientSecret: z.string() })) },
+    errors: ['NOT_FOUND', 'APPLICATION_IS_PUBLIC'],
+    handler: async (request) => {
+      const tenant = tenantOf(request).name;
+      await existing(tenant, request.params.id);
+      return ok(await deps.commands.rotateSecret(tenant, request.params.id, commandContextOf(request)));
+    },
+  });
+}

@@ -1,0 +1,32 @@
+import { authError } from './errors.ts';
+
+type Params = Record<string, string | undefined>;
+
+/** RFC 6749 2.3.1: Basic credentials are form-urlencoded before base64. */
+const formDecoded = (value: string) => decodeURIComponent(value.replace(/\+/g, ' '));
+
+/**
+ * The token request's parameters with the client's credentials from an `Authorization: Basic`
+ * header (client_secret_basic) folded in as client_id / client_secret, and
+ * `client_auth_method` saying which method the client used. A request using two methods is
+ * refused (RFC 6749 2.3: one method per request).
+ */
+export function withClientCredentials(body: Params, authorization: string | undefined): Params {
+  const { client_auth_method: _ignored, ...params } = body;
+  const basic = authorization ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization) : null;
+  if (!basic) return { ...params, client_auth_method: params.client_secret ? 'client_secret_post' : 'none' };
+  if (params.client_secret) throw authError('invalid_request', 'The client authenticated twice (Authorization header and client_secret)');
+  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw authError('invalid_request', 'Malformed Basic credentials');
+  let clientId: string;
+  let clientSecret: string;
+  try {
+    clientId = formDecoded(decoded.slice(0, colon));
+    clientSecret = formDecoded(decoded.slice(colon + 1));
+  } catch {
+    throw authError('invalid_request', 'Malformed Basic credentials');
+  }
+  if (params.client_id !== undefined && params.client_id !== clientId) throw authError('invalid_request', 'client_id differs from the Basic credentials');
+  return { ...params, client_id: clientId, client_secret: clientSecret, client_auth_method: 'client_secret_basic' };
+}

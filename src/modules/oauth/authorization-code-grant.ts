@@ -1,0 +1,69 @@
+import { GRANT_TYPES } from '../applications/index.ts';
+import type { Grant } from '../auth/index.ts';
+import { invalidGrant, parseRefreshToken, type SessionCommands } from '../sessions/index.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import { oauthError } from './errors.ts';
+import { assertGrantAllowed, authenticateClient } from './client-authentication.ts';
+import type { clientSessionTokens } from './client-sessions.ts';
+import { tenantNamedByCode, type CodeCommands } from './codes.ts';
+import { scopeList } from './scopes.ts';
+
+export interface CodeGrantDeps {
+  store: EventStore;
+  codes: CodeCommands;
+  sessions: SessionCommands;
+  secretBox: SecretBox;
+  tokensFor: ReturnType<typeof clientSessionTokens>;
+}
+
+/**
+ * grant_type=authorization_code (RFC 6749 4.1.3, RFC 7636, OIDC Core 3.1.3): the client that
+ * received the code, the exact redirect_uri, the PKCE verifier; a replayed code revokes the
+ * session it started, and with it every refresh token issued from it (RFC 6749 4.1.2).
+ */
+export function authorizationCodeGrant(deps: CodeGrantDeps): Grant {
+  return {
+    tenantNamedBy: (params) => tenantNamedByCode(params.code),
+    async handle(params, tenant, context) {
+      const application = await authenticateClient(deps.store, tenant, params);
+      assertGrantAllowed(application, GRANT_TYPES.authorizationCode);
+      if (!params.code) throw oauthError('invalid_request', 'The code parameter is required');
+      const redeemed = await deps.codes.redeem(
+        tenant,
+        params.code,
+        { clientId: application.clientId, redirectUri: params.redirect_uri ?? null, codeVerifier: params.code_verifier ?? null },
+        context,
+      );
+      if (redeemed.outcome === 'replayed') {
+        await deps.sessions.revoke(tenant, redeemed.code.sessionId, 'authorization_code_reuse', context);
+        throw invalidGrant('The authorization code was already used: the tokens issued from it are revoked');
+      }
+      const { code } = redeemed;
+      return { response: await deps.tokensFor(tenant, code, deps.secretBox.open(code.sealedRefreshToken), code.scope, true, context) };
+    },
+  };
+}
+
+/**
+ * grant_type=refresh_token for every session: one an OAuth client holds through a code is
+ * rotated here (the same client must authenticate; the scope may narrow, never widen), any other
+ * by the token endpoint's own refresh grant.
+ */
+export function clientAwareRefreshGrant(deps: CodeGrantDeps, base: Grant): Grant {
+  return {
+    tenantNamedBy: base.tenantNamedBy,
+    async handle(params, tenant, context) {
+      const parsed = params.refresh_token ? parseRefreshToken(params.refresh_token) : null;
+      const grant = parsed ? await deps.codes.grantOf(tenant, parsed.id) : null;
+      if (!grant || !params.refresh_token) return base.handle(params, tenant, context);
+      const application = await authenticateClient(deps.store, tenant, params);
+      if (application.clientId !== grant.clientId) throw invalidGrant('The refresh token was issued to another client');
+      assertGrantAllowed(application, GRANT_TYPES.refreshToken);
+      const asked = scopeList(params.scope);
+      const wider = asked.filter((scope) => !grant.scope.includes(scope));
+      if (wider.length) throw oauthError('invalid_scope', `Scope not granted: ${wider.join(' ')}`);
+      return { response: await deps.tokensFor(tenant, grant, params.refresh_token, asked.length ? asked : grant.scope, false, context) };
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
+import { z } from 'zod';
+import { applicationByClientId, tenantNamedByClientId } from '../applications/index.ts';
+import type { passwordLogin } from '../auth/index.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { DomainError } from '../../platform/errors.ts';
+import type { EventStore } from '../../platform/eventstore/port.ts';
+import type { FormCsrf } from '../../platform/http/form-csrf.ts';
+import { html, sendPage } from '../../platform/http/html.ts';
+import { commandContextOf } from '../../platform/http/request-context.ts';
+import { publicAccess, route } from '../../platform/http/route.ts';
+import type { HttpServer } from '../../platform/http/server.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request.ts';
+import type { CodeCommands } from './codes.ts';
+
+export interface AuthorizationRouteDeps {
+  store: EventStore;
+  login: ReturnType<typeof passwordLogin>;
+  codes: CodeCommands;
+  csrf: FormCsrf;
+  secretBox: SecretBox;
+  clock: Clock;
+  issuer: string;
+}
+
+const htmlPage = z.string().describe('a self-contained HTML page');
+const redirect = z.string().describe('redirect to redirect_uri with code, state and iss, or with error, error_description, state and iss');
+const TITLE = 'Sign in';
+const PURPOSE = 'oauth-authenticate';
+const SIGN_IN_PROBLEMS: Record<string, string> = {
+  INVALID_CREDENTIALS: 'Invalid email or password.',
+  ACCOUNT_LOCKED: 'This account is locked after too many failed attempts. Try again later.',
+};
+
+/** The origin a redirect goes to, as a CSP source (a private-use scheme is its own source). */
+const cspSourceOf = (uri: string) => {
+  const url = new URL(uri);
+  return url.origin === 'null' ? url.protocol : url.origin;
+};
+
+/**
+ * GET /api/oauth/authorize (the service's own sign-in page) and POST /api/oauth/authenticate
+ * (its form), decisions.md, OAuth 2.0. The page is plain HTML (no script, no external asset); the
+ * form carries the checked request sealed by the master key (request_id: nothing to store, nothing
+ * to alter) and a signed double-submit CSRF value bound to it.
+ */
+export function registerAuthorizationRoutes(app: HttpServer, deps: AuthorizationRouteDeps): void {
+  const tags = ['OAuth'];
+  const problemPage = (reply: FastifyReply, status: number, message: string) => sendPage(reply, status, TITLE, html`<p class="error" role="alert">${message}</p>`);
+
+  function signInForm(request: FastifyRequest, reply: FastifyReply, requestId: string, redirectUri: string, status = 200, problem?: string) {
+    const csrf = deps.csrf.issue(request, reply, [PURPOSE, requestId]);
+    return sendPage(
+      reply,
+      status,
+      TITLE,
+      html`${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}<form method="post" action="/api/oauth/authenticate">
+<input type="hidden" name="request_id" value="${requestId}"><input type="hidden" name="csrf" value="${csrf}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
+<button type="submit">Sign in</button></form>`,
+      { formActions: [cspSourceOf(redirectUri)] },
+    );
+  }
+
+  /** The sealed request of a posted form, or null when it is not ours or has expired. */
+  function openRequest(requestId: string | undefined): AuthorizationRequest | null {
+    if (!requestId || requestId.length > 8192) return null;
+    try {
+      const request = JSON.parse(deps.secretBox.open(requestId)) as AuthorizationRequest;
+      return request.expiresAt > deps.clock.now().getTime() ? request : null;
+    } catch {
+      return null;
+    }
+  }
+
+  route(app, {
+    tags,
+    access: publicAccess,
+    tenant: 'credential',
+    method: 'GET',
+    url: '/api/oauth/authorize',
+    summary:
+      'OAuth 2.0 authorization endpoint (code + PKCE): the sign-in page. An unknown client or unregistered redirect_uri: a 400 page; ' +
+      'other problems redirect with error and state (RFC 6749 4.1.2.1). x-tenant optional (the client_id names the tenant)',
+    contentType: 'text/html',
+    query: z.record(z.string(), z.union([z.string().max(4096), z.array(z.string().max(4096)).max(5)])),
+    responses: { 200: htmlPage, 302: redirect, 400: htmlPage },
+    handler: async (request, reply) => {
+      const query = request.query;
+      const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;
+      const named = tenantNamedByClientId(clientId);
+      // A client of another tenant than x-tenant, or of none: unknown here.
+      const tenant = named && (!request.tenant || request.tenant.name === named) ? await request.server.findTenant(named) : null;
+      const application = tenant && clientId ? await applicationByClientId(deps.store, tenant.name, clientId) : null;
+      const outcome = checkAuthorizationRequest(query, application, tenant?.name ?? '', deps.clock.now().getTime());
+      switch (outcome.kind) {
+        case 'page':
+          return problemPage(reply, 400, outcome.message);
+        case 'redirect-error':
+          return reply.redirect(
+            redirectWith(outcome.redirectUri, { error: outcome.error, error_description: outcome.description, state: outcome.state, iss: deps.issuer }),
+            302,
+          );
+        case 'sign-in':
+          return signInForm(request, reply, deps.secretBox.seal(JSON.stringify(outcome.request)), outcome.request.redirectUri);
+      }
+    },
+  });
+
+  route(app, {
+    tags,
+    access: publicAccess,
+    tenant: 'none',
+    method: 'POST',
+    url: '/api/oauth/authenticate',
+    summary:
+      "The sign-in page's form (request_id, csrf, email, password): signs in and redirects to redirect_uri with code, state and iss; " +
+      'wrong credentials show the form again (401), a locked account 423, an expired form or request a 400/403 page',
+    contentType: 'text/html',
+    body: z.record(z.string(), z.string().max(8192)),
+    responses: { 302: redirect, 400: htmlPage, 401: htmlPage, 403: htmlPage, 423: htmlPage },
+    handler: async (request, reply) => {
+      const fields = request.body;
+      const authorization = openRequest(fields.request_id);
+      if (!authorization) return problemPage(reply, 400, 'This sign-in request has expired or is not valid. Return to the application and start again.');
+      if (!deps.csrf.verify(request, [PURPOSE, fields.request_id!], fields.csrf)) {
+        return problemPage(reply, 403, 'This form has expired. Return to the application and start again.');
+      }
+      const tenant = await request.server.findTenant(authorization.tenant);
+      const application = tenant ? await applicationByClientId(deps.store, tenant.name, authorization.clientId) : null;
+      if (!tenant || !application) return problemPage(reply, 400, 'This application is no longer known.');
+      request.tenant = tenant;
+      const context = commandContextOf(request);
+      let issued: Awaited<ReturnType<AuthorizationRouteDeps['login']>>;
+      try {
+        issued = await deps.login(tenant.name, fields.email ?? '', fields.password ?? '', context);
+      } catch (error) {
+        if (!(error instanceof DomainError) || !(error.code in SIGN_IN_PROBLEMS)) throw error;
+        const status = error.code === 'ACCOUNT_LOCKED' ? 423 : 401;
+        return signInForm(request, reply, fields.request_id!, authorization.redirectUri, status, SIGN_IN_PROBLEMS[error.code]);
+      }
+      // The claims of the token the login just issued: who signed in, how, in which session.
+      const claims = decodeJwt(issued.tokens.accessToken) as { sub: string; acr: string; amr: string[] };
+      const code = await deps.codes.issue(
+        tenant.name,
+        {
+          sessionId: issued.tokens.sessionId,
+          userId: claims.sub,
+          clientId: authorization.clientId,
+          redirectUri: authorization.redirectUri,
+          scope: authorization.scope,
+          nonce: authorization.nonce,
+          codeChallenge: authorization.codeChallenge,
+          authTime: deps.clock.now().toISOString(),
+          acr: claims.acr,
+          amr: claims.amr,
+          sealedRefreshToken: deps.secretBox.seal(issued.tokens.refreshToken),
+        },
+        { ...context, actor: claims.sub },
+      );
+      return reply.redirect(redirectWith(authorization.redirectUri, { code, state: authorization.state, iss: deps.issuer }), 302);
+    },
+  });
+}

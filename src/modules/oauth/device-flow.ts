@@ -1,0 +1,117 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { tenantNamedByClientId, type Application } from '../applications/index.ts';
+import type { SessionCommands } from '../sessions/index.ts';
+import type { SettingsProvider } from '../settings/index.ts';
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { hashOpaqueSecret } from '../../platform/crypto/opaque-tokens.ts';
+import { oauthGrantStreamId, type ClientSessionBound } from './code-events.ts';
+import { deviceDecider, type DeviceState } from './device-decider.ts';
+import { deviceStreamId } from './device-events.ts';
+import { fold } from '../../platform/commands/decider.ts';
+import { notFound } from '../../platform/errors.ts';
+import type { DeviceAuthorizationEvent } from './device-events.ts';
+
+/** decisions.md: 8 letters of this alphabet (no vowels: no words), shown XXXX-XXXX; 600 s; poll every 5 s. */
+const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+export const DEVICE_CODE_LIFETIME_S = 600;
+export const DEVICE_POLL_INTERVAL_S = 5;
+
+/** The user code as stored (8 letters), from what a person typed (any case, dashes and spaces). */
+export const normalizedUserCode = (typed: string): string | null => {
+  const letters = typed.toUpperCase().replace(/[\s-]/g, '');
+  return /^[BCDFGHJKLMNPQRSTVWXZ]{8}$/.test(letters) ? letters : null;
+};
+export const displayedUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
+
+const newUserCode = () => Array.from({ length: 8 }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]).join('');
+
+/** device_code is `<USERCODE>.<secret>`: the code finds the stream, the secret's hash proves possession. */
+export function parseDeviceCode(deviceCode: string): { userCode: string; secret: string } | null {
+  const match = /^([BCDFGHJKLMNPQRSTVWXZ]{8})\.([A-Za-z0-9_-]{43})$/.exec(deviceCode);
+  return match ? { userCode: match[1]!, secret: match[2]! } : null;
+}
+
+export interface DeviceFlowDeps extends CommandDeps {
+  sessions: SessionCommands;
+  settings: SettingsProvider;
+  secretBox: SecretBox;
+}
+
+/** The device authorization grant's commands (RFC 8628). */
+export function deviceFlow(deps: DeviceFlowDeps) {
+  const load = async (userCode: string): Promise<DeviceState> =>
+    fold(deviceDecider, (await deps.store.readStream(deviceStreamId(userCode))) as unknown as DeviceAuthorizationEvent[]);
+
+  return {
+    async start(application: Application, scope: string[], context: CommandContext) {
+      const secret = randomBytes(32).toString('base64url');
+      const expiresAt = new Date(deps.clock.now().getTime() + DEVICE_CODE_LIFETIME_S * 1000).toISOString();
+      // A drawn code that is taken (20^8 codes, so rarely) is drawn again.
+      for (let attempt = 0; ; attempt++) {
+        const userCode = newUserCode();
+        try {
+          const request = { userCode, clientId: application.clientId, scope, deviceCodeHash: hashOpaqueSecret(secret), expiresAt, interval: DEVICE_POLL_INTERVAL_S };
+          await handleCommand(deps, deviceDecider, deviceStreamId(userCode), { type: 'StartDeviceAuthorization', request }, context);
+          return { userCode, deviceCode: `${userCode}.${secret}` };
+        } catch (error) {
+          if (attempt >= 5 || !(error instanceof Error) || error.message !== 'user code collision') throw error;
+        }
+      }
+    },
+
+    /** The pending request of a user code (for the verification page), or null. */
+    async pending(userCode: string) {
+      const state = await load(userCode);
+      return state.status === 'pending' && state.request.expiresAt > deps.clock.now().toISOString() ? state.request : null;
+    },
+
+    /**
+     * The user's decision. Approval starts the device's session (its first refresh token sealed in
+     * the approval) and binds it to the client and scope, all in one append; `session` is one
+     * already started for this purpose (the verification page's sign-in).
+     */
+    async decide(
+      tenant: string,
+      userCode: string,
+      approve: boolean,
+      user: { userId: string; acr: string; amr: string[] },
+      context: CommandContext,
+      session?: { sessionId: string; refreshToken: string },
+    ): Promise<void> {
+      const state = await load(userCode);
+      const clientId = state.status === 'absent' ? '' : state.request.clientId;
+      // Nothing pending for this user's tenant: refused before a session is started for it (the decider checks again).
+      if (state.status !== 'pending' || tenantNamedByClientId(clientId) !== tenant) throw notFound('User code');
+      const started = approve && !session ? await deps.sessions.start(tenant, user.userId, await deps.settings.forTenant(tenant), context, { acr: user.acr, amr: user.amr }) : null;
+      const chosen = session ?? (started ? { sessionId: started.sessionId, refreshToken: started.refreshToken } : { sessionId: '', refreshToken: '' });
+      const now = deps.clock.now().toISOString();
+      const approval = { userId: user.userId, sessionId: chosen.sessionId, authTime: now, acr: user.acr, amr: user.amr, sealedRefreshToken: approve ? deps.secretBox.seal(chosen.refreshToken) : '' };
+      const command = { type: 'DecideDevice' as const, approve, approval, tenantOfUser: tenant, tenantOfClient: tenantNamedByClientId(clientId) ?? '', now };
+      await handleCommand(deps, deviceDecider, deviceStreamId(userCode), command, context, async (events) => {
+        if (events[0]?.type !== 'DeviceAuthorizationApproved') return [];
+        const bound: ClientSessionBound = {
+          type: 'ClientSessionBound',
+          data: { sessionId: chosen.sessionId, userId: user.userId, clientId, scope: state.request.scope, authTime: now, acr: user.acr, amr: user.amr },
+        };
+        return [...(started?.appends ?? []), { streamId: oauthGrantStreamId(tenant, chosen.sessionId), expectedRevision: 'no_stream', events: toNewEvents([bound], context, deps.clock) }];
+      });
+    },
+
+    /** A poll: the approval once (then the device code is spent), or the RFC 8628 error of its state. */
+    async redeem(userCode: string, secret: string, clientId: string, context: CommandContext) {
+      const result = await handleCommand(
+        deps,
+        deviceDecider,
+        deviceStreamId(userCode),
+        { type: 'PollDevice', presentedHash: hashOpaqueSecret(secret), clientId, now: deps.clock.now().toISOString() },
+        context,
+      );
+      if (result.state.status !== 'redeemed') throw new Error('unreachable: a poll that did not throw redeemed the code');
+      return { request: result.state.request, approval: result.state.approval };
+    },
+  };
+}
+
+export type DeviceFlow = ReturnType<typeof deviceFlow>;

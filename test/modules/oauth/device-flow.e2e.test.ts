@@ -1,0 +1,100 @@
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimsOf, discover, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** RFC 8628 as a CLI does it (openid-client), and the verification page driven like a browser without JavaScript. */
+describe('device authorization grant', () => {
+  let s: OidcService;
+  let native: { clientId: string };
+
+  beforeAll(async () => {
+    s = await startOidcService();
+    native = await s.createApplication({ name: 'cli', type: 'native', redirectUris: ['http://127.0.0.1:8765/cb'] });
+  });
+  afterAll(() => s.close());
+
+  const poll = (deviceCode: string, clientId = native.clientId) =>
+    fetch(`${s.issuer}/api/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }));
+
+  it('openid-client starts, the user approves through the JSON endpoint, the CLI polls its tokens once', async () => {
+    const config = await discover(s.issuer, native.clientId, undefined, client.None());
+    expect(config.serverMetadata().device_authorization_endpoint).toBe(`${s.issuer}/api/oauth/device_authorization`);
+    const started = await client.initiateDeviceAuthorization(config, { scope: 'openid email offline_access' });
+    expect(started).toMatchObject({ verification_uri: `${s.issuer}/api/oauth/device`, expires_in: 600, interval: 5 });
+    expect(started.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    expect(started.verification_uri_complete).toBe(`${s.issuer}/api/oauth/device?user_code=${started.user_code}`);
+
+    const userToken = (await s.t.request({ method: 'POST', url: '/api/auth/login', tenant: TENANT, body: { email: USER.email, password: USER.password } })).body.data.accessToken;
+    const approved = await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token: userToken, body: { userCode: started.user_code.toLowerCase(), approve: true } });
+    expect(approved.body).toEqual({ ok: true, data: { approved: true } });
+    // Decided once: a second decision finds nothing pending.
+    const again = await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token: userToken, body: { userCode: started.user_code, approve: false } });
+    expect(again.status).toBe(404);
+
+    const tokens = await client.pollDeviceAuthorizationGrant(config, started);
+    expect(tokens.claims()).toMatchObject({ aud: native.clientId, email: USER.email });
+    expect(claimsOf(tokens.access_token)).toMatchObject({ client_id: native.clientId, scope: 'openid email offline_access' });
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(claimsOf(refreshed.access_token).scope).toBe('openid email offline_access');
+    // The device code is spent.
+    expect((await poll(started.device_code)).body.error).toBe('invalid_grant');
+  });
+
+  it('pending, slow_down on a polling storm, denial on the verification page, codes of another client or tenant', async () => {
+    const start = async () =>
+      (await (
+        await fetch(`${s.issuer}/api/oauth/device_authorization`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_id: native.clientId, scope: 'openid' }),
+        })
+      ).json()) as { device_code: string; user_code: string; verification_uri_complete: string };
+    const started = await start();
+    // Another client presenting the code: refused.
+    const other = await s.createApplication({ name: 'other-cli', type: 'native', redirectUris: ['http://127.0.0.1:8765/cb'] });
+    expect((await poll(started.device_code, other.clientId)).body.error).toBe('invalid_grant');
+    await new Promise((resolve) => setTimeout(resolve, 4_100));
+    expect(await poll(started.device_code)).toEqual({ status: 400, body: { error: 'authorization_pending', error_description: expect.any(String) } });
+    expect((await poll(started.device_code)).body.error).toBe('slow_down');
+    expect((await poll(started.device_code)).body.error).toBe('slow_down');
+
+
+    // A user of another tenant cannot approve acme's device.
+    const foreign = await s.t.token({ sub: '00000000-0000-4000-8000-000000000001', tenant: 'other', roles: ['admin'] });
+    expect((await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token: foreign, body: { userCode: started.user_code, approve: true } })).status).toBe(404);
+
+    // The verification page: sign in and deny.
+    const page = await fetch(started.verification_uri_complete);
+    const markup = await page.text();
+    expect(markup).toContain(`value="${started.user_code}"`);
+    const csrf = /name="csrf" value="([^"]*)"/.exec(markup)![1]!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const post = (fields: Record<string, string>, withCookie = true) =>
+      fetch(`${s.issuer}/api/oauth/device`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(withCookie ? { cookie } : {}) },
+        body: new URLSearchParams({ csrf, user_code: started.user_code, email: USER.email, password: USER.password, ...fields }),
+      });
+    expect((await post({ decision: 'approve' }, false)).status).toBe(403);
+    expect((await post({ decision: 'approve', password: 'wrong-Passw0rd' })).status).toBe(401);
+    expect((await post({ decision: 'approve', user_code: 'BCDF-GHJK' })).status).toBe(400);
+    const denied = await post({ decision: 'deny' });
+    expect(denied.status).toBe(200);
+    expect(await denied.text()).toContain('not connected');
+    await new Promise((resolve) => setTimeout(resolve, 4_100));
+    expect((await poll(started.device_code)).body.error).toBe('access_denied');
+
+    // The page approves too.
+    const second = await start();
+    expect((await post({ decision: 'approve', user_code: second.user_code.toLowerCase() })).status).toBe(200);
+    const granted = await poll(second.device_code);
+    expect(granted.status).toBe(200);
+    expect(granted.body.id_token).toBeTruthy();
+  });
+});

@@ -1,0 +1,73 @@
+import * as client from 'openid-client';
+import { expect } from 'vitest';
+import { freePort } from '../../support/free-port.ts';
+import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
+
+export const TENANT = 'acme';
+export const USER = { email: 'jo@acme.test', password: 'Acme-Us3r!', firstName: 'Jo', lastName: 'Doe' };
+
+/** The real service listening on a loopback port, its issuer that address: what a standard client is pointed at. */
+export interface OidcService {
+  t: TestService;
+  issuer: string;
+  admin(): Promise<string>;
+  createApplication(body: Record<string, unknown>): Promise<{ id: string; clientId: string; clientSecret: string | null }>;
+  close(): Promise<void>;
+}
+
+export async function startOidcService(): Promise<OidcService> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const t = await startTestService({ env: { IAM_ISSUER: issuer, IAM_PUBLIC_URL: issuer, ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1' } });
+  await t.service.app.listen({ port, host: '127.0.0.1' });
+  const root = await t.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
+  for (const name of [TENANT, 'other']) {
+    expect((await t.request({ method: 'POST', url: '/api/tenants', tenant: PLATFORM, token: root, body: { name } })).status).toBe(201);
+  }
+  const admin = () => t.token({ sub: 'acme-admin', tenant: TENANT, roles: ['admin'] });
+  expect((await t.request({ method: 'POST', url: '/api/users', tenant: TENANT, token: await admin(), body: { ...USER, roles: ['admin'] } })).status).toBe(201);
+  return {
+    t,
+    issuer,
+    admin,
+    async createApplication(body) {
+      const created = await t.request({ method: 'POST', url: '/api/applications', tenant: TENANT, token: await admin(), body });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      return created.body.data;
+    },
+    close: () => t.close(),
+  };
+}
+
+/** openid-client configured from discovery alone; plain http only because the test server is on loopback. */
+export const discover = (issuer: string, clientId: string, secret: string | undefined, auth?: client.ClientAuth) =>
+  client.discovery(new URL(issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests] });
+
+/** A browser without JavaScript: fetches the sign-in page, posts its form with the cookie it set, and stops at the redirect. */
+export async function signIn(authorizationUrl: URL, credentials: { email: string; password: string } = USER): Promise<Response> {
+  const page = await fetch(authorizationUrl, { redirect: 'manual' });
+  expect(page.status, await page.clone().text()).toBe(200);
+  const markup = await page.text();
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(markup)?.[1]?.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
+  const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+  const action = new URL(/<form method="post" action="([^"]+)"/.exec(markup)![1]!, authorizationUrl);
+  return fetch(action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ request_id: field('request_id')!, csrf: field('csrf')!, ...credentials }),
+  });
+}
+
+/** PKCE, state and nonce for one authorization request. */
+export async function freshChecks() {
+  const pkceCodeVerifier = client.randomPKCECodeVerifier();
+  return {
+    pkceCodeVerifier,
+    codeChallenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+    expectedState: client.randomState(),
+    expectedNonce: client.randomNonce(),
+  };
+}
+
+export const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());

@@ -1,0 +1,144 @@
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { atHash } from '../../../src/modules/oauth/id-tokens.ts';
+import { claimsOf, discover, freshChecks, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+
+/**
+ * Every flow driven by openid-client (panva's certified relying-party library), unmodified:
+ * configured from discovery alone, no custom header (the client_id names the tenant), against the
+ * service listening on a real port; the sign-in page is driven like a browser without JavaScript.
+ */
+describe('a standard OIDC client (openid-client) against the service', () => {
+  let s: OidcService;
+  const REDIRECT = 'https://portal.example/callback';
+
+  beforeAll(async () => {
+    s = await startOidcService();
+  });
+  afterAll(() => s.close());
+
+  /** The whole code flow for a client; answers the tokens and what was checked. */
+  async function codeFlow(config: client.Configuration, scope = 'openid profile email offline_access') {
+    const checks = await freshChecks();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope,
+      state: checks.expectedState,
+      nonce: checks.expectedNonce,
+      code_challenge: checks.codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    const answer = await signIn(url);
+    expect(answer.status).toBe(302);
+    const callback = new URL(answer.headers.get('location')!);
+    const tokens = await client.authorizationCodeGrant(config, callback, checks);
+    return { tokens, callback, checks };
+  }
+
+  it('discovery lists exactly what works', async () => {
+    const metadata = (await (await fetch(`${s.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(metadata).toMatchObject({
+      issuer: s.issuer,
+      authorization_endpoint: `${s.issuer}/api/oauth/authorize`,
+      token_endpoint: `${s.issuer}/api/auth/token`,
+      userinfo_endpoint: `${s.issuer}/api/auth/validate`,
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect([...(metadata.grant_types_supported as string[])].sort()).toEqual(Object.keys(s.t.service.grants).sort());
+  });
+
+  it('authorization code + PKCE for a confidential client (client_secret_basic): ID token, userinfo, refresh rotation', async () => {
+    const app = await s.createApplication({ name: 'portal', type: 'web', redirectUris: [REDIRECT] });
+    expect(app.clientId.startsWith(`${TENANT}.`)).toBe(true);
+    const config = await discover(s.issuer, app.clientId, app.clientSecret!);
+    const { tokens, callback, checks } = await codeFlow(config);
+    expect(callback.searchParams.get('iss')).toBe(s.issuer);
+    expect(callback.searchParams.get('state')).toBe(checks.expectedState);
+
+    const id = tokens.claims()!;
+    expect(id).toMatchObject({ iss: s.issuer, aud: app.clientId, nonce: checks.expectedNonce, acr: 'aal1', amr: ['pwd'], email: USER.email, given_name: 'Jo' });
+    expect(typeof id.auth_time).toBe('number');
+    expect(id.at_hash).toBe(atHash(tokens.access_token));
+    expect(tokens.scope).toBe('openid profile email offline_access');
+    const access = claimsOf(tokens.access_token);
+    expect(access).toMatchObject({ sub: id.sub, sid: id.sid, tid: TENANT, client_id: app.clientId, scope: 'openid profile email offline_access' });
+
+    const info = await client.fetchUserInfo(config, tokens.access_token, id.sub);
+    expect(info).toMatchObject({ sub: id.sub, email: USER.email, tenant: TENANT });
+
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    expect(claimsOf(refreshed.access_token)).toMatchObject({ sid: id.sid, client_id: app.clientId, scope: 'openid profile email offline_access' });
+    // A narrower scope on refresh is granted, a wider one refused.
+    const narrowed = await client.refreshTokenGrant(config, refreshed.refresh_token!, { scope: 'openid' });
+    expect(narrowed.scope).toBe('openid');
+    await expect(client.refreshTokenGrant(config, narrowed.refresh_token!, { scope: 'openid manage:users' })).rejects.toMatchObject({ error: 'invalid_scope' });
+    // The rotated-away token is spent: reusing it revokes the session.
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.refreshTokenGrant(config, narrowed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('a public client (spa, token_endpoint_auth_method none) with PKCE; its refresh token is its own', async () => {
+    const spa = await s.createApplication({ name: 'spa', type: 'spa', redirectUris: [REDIRECT] });
+    const config = await discover(s.issuer, spa.clientId, undefined, client.None());
+    const { tokens } = await codeFlow(config, 'openid');
+    expect(tokens.claims()!.aud).toBe(spa.clientId);
+    expect(tokens.claims()).not.toHaveProperty('email');
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.access_token).toBeTruthy();
+    // Another client cannot use it.
+    const web = await s.createApplication({ name: 'thief', type: 'web', redirectUris: [REDIRECT] });
+    const thief = await discover(s.issuer, web.clientId, web.clientSecret!);
+    await expect(client.refreshTokenGrant(thief, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('client_credentials with client_secret_post: a token whose scope the admin routes honour', async () => {
+    const m2m = await s.createApplication({ name: 'batch', type: 'm2m', scopes: ['manage:users'] });
+    const config = await discover(s.issuer, m2m.clientId, m2m.clientSecret!, client.ClientSecretPost());
+    const tokens = await client.clientCredentialsGrant(config, { scope: 'manage:users' });
+    expect(tokens.scope).toBe('manage:users');
+    expect(tokens.refresh_token).toBeUndefined();
+    const users = await client.fetchProtectedResource(config, tokens.access_token, new URL(`${s.issuer}/api/users`), 'GET', undefined, new Headers({ 'x-tenant': TENANT }));
+    expect(users.status).toBe(200);
+    await expect(client.clientCredentialsGrant(config, { scope: 'admin:all' })).rejects.toMatchObject({ error: 'invalid_scope' });
+  });
+
+  it('token exchange (RFC 8693): delegation with act, an audience of the tenant, never a wider scope or another tenant', async () => {
+    const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
+    const app = await s.createApplication({ name: 'gateway', type: 'web', redirectUris: [REDIRECT], grantTypes: ['authorization_code', TOKEN_EXCHANGE] });
+    const api = await s.createApplication({ name: 'api', type: 'm2m' });
+    const config = await discover(s.issuer, app.clientId, app.clientSecret!);
+    const login = await s.t.request({ method: 'POST', url: '/api/auth/login', tenant: TENANT, body: { email: USER.email, password: USER.password } });
+    const subject = login.body.data.accessToken as string;
+    const actor = await s.t.token({ sub: 'service-account', tenant: TENANT, roles: ['user'] });
+
+    const exchanged = await client.genericGrantRequest(config, TOKEN_EXCHANGE, {
+      subject_token: subject,
+      subject_token_type: ACCESS,
+      actor_token: actor,
+      actor_token_type: ACCESS,
+      audience: api.clientId,
+      scope: 'manage:users',
+    });
+    expect(exchanged).toMatchObject({ issued_token_type: ACCESS, token_type: 'bearer', scope: 'manage:users' });
+    const claims = claimsOf(exchanged.access_token);
+    expect(claims).toMatchObject({ sub: claimsOf(subject).sub, tid: TENANT, act: { sub: 'service-account' }, aud: [TENANT, api.clientId], scope: 'manage:users' });
+    expect((await s.t.request({ method: 'GET', url: '/api/users', tenant: TENANT, token: exchanged.access_token })).status).toBe(200);
+    expect((await s.t.request({ method: 'GET', url: '/api/roles', tenant: TENANT, token: exchanged.access_token })).status).toBe(403);
+
+    // The exchanged token as subject: its scope bounds every further exchange.
+    const wider = client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: exchanged.access_token, subject_token_type: ACCESS, scope: 'manage:users admin:all' });
+    await expect(wider).rejects.toMatchObject({ error: 'invalid_scope' });
+    const foreign = await s.t.token({ sub: 'someone', tenant: 'other', roles: ['admin'] });
+    await expect(client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: foreign, subject_token_type: ACCESS })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: subject, subject_token_type: ACCESS, audience: 'other.00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
+      error: 'invalid_target',
+    });
+    const portal = await s.createApplication({ name: 'plain', type: 'web', redirectUris: [REDIRECT] });
+    const plain = await discover(s.issuer, portal.clientId, portal.clientSecret!);
+    await expect(client.genericGrantRequest(plain, TOKEN_EXCHANGE, { subject_token: subject, subject_token_type: ACCESS })).rejects.toMatchObject({ error: 'unauthorized_client' });
+  });
+});

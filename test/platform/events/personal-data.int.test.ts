@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventCatalogue } from '../../../src/event-catalogue.ts';
+import { userStreamId } from '../../../src/modules/users/index.ts';
+import { DataKeys } from '../../../src/platform/crypto/data-keys.ts';
+import { SecretBox } from '../../../src/platform/crypto/secret-box.ts';
+import type { Queryable } from '../../../src/platform/db/pool.ts';
+import type { NewEvent, RecordedEvent } from '../../../src/platform/eventstore/port.ts';
+import { ERASED, PersonalDataCipher } from '../../../src/platform/events/personal-data.ts';
+import { newId } from '../../../src/platform/ids.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+
+/** The pool, counting the statements it is given (the cost the cache must keep down). */
+function countingPool(db: TestDatabase): Queryable & { statements: number } {
+  const counting = {
+    statements: 0,
+    query: ((...args: Parameters<Queryable['query']>) => {
+      counting.statements += 1;
+      return (db.pool.query as (...a: unknown[]) => unknown)(...args);
+    }) as Queryable['query'],
+  };
+  return counting;
+}
+
+const profileUpdate = (tenantId: string, userId: string, firstName: string): NewEvent => ({
+  id: newId(),
+  type: 'UserProfileUpdated',
+  data: { userId, firstName },
+  metadata: { tenantId, actor: 'system', occurredAt: new Date().toISOString() },
+});
+const recorded = (events: NewEvent[]): RecordedEvent[] =>
+  events.map((event, i) => ({ ...event, streamId: userStreamId(event.metadata.tenantId, (event.data as { userId: string }).userId), revision: 0n, position: BigInt(i + 1) }));
+
+describe('PersonalDataCipher and DataKeys', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  it('seals a batch with one key statement, reveals it again without any, and a fresh instance with one query', async () => {
+    const box = new SecretBox('k');
+    const pool = countingPool(db);
+    const cipher = new PersonalDataCipher(eventCatalogue, new DataKeys(pool, box));
+    const users = Array.from({ length: 20 }, () => newId());
+    const events = Array.from({ length: 200 }, (_, i) => profileUpdate('acme', users[i % 20]!, `Name ${i}`));
+
+    const sealed = await cipher.seal(events);
+    // One statement creates the 20 missing keys (and would read existing ones).
+    expect(pool.statements).toBe(1);
+    expect(sealed.every((event) => String((event.data as { firstName: string }).firstName).startsWith('pd1.'))).toBe(true);
+    expect(sealed[0]!.metadata.personalDataKey).toBe(userStreamId('acme', users[0]!));
+
+    const revealed = await cipher.reveal(recorded(sealed));
+    expect(pool.statements).toBe(1);
+    expect(revealed.map((event) => (event.data as { firstName: string }).firstName)).toEqual(events.map((event) => (event.data as { firstName: string }).firstName));
+    expect(revealed[0]!.metadata).not.toHaveProperty('personalDataKey');
+
+    const freshPool = countingPool(db);
+    const fresh = new PersonalDataCipher(eventCatalogue, new DataKeys(freshPool, box));
+    expect((await fresh.reveal(recorded(sealed)))[199]!.data).toEqual(events[199]!.data);
+    expect(freshPool.statements).toBe(1);
+  });
+
+  it('reads an erased person as [ERASED], sealed or written in clear, and writes nothing personal for them', async () => {
+    const box = new SecretBox('k');
+    const keys = new DataKeys(db.pool, box);
+    const cipher = new PersonalDataCipher(eventCatalogue, keys);
+    const [sealedUser, legacyUser] = [newId(), newId()];
+    const sealed = await cipher.seal([profileUpdate('acme', sealedUser, 'Sealed')]);
+    const legacy = profileUpdate('acme', legacyUser, 'Clear');
+    for (const userId of [sealedUser, legacyUser]) await keys.erase({ tenantId: 'acme', subject: userStreamId('acme', userId) });
+
+    const other = new PersonalDataCipher(eventCatalogue, new DataKeys(db.pool, box));
+    expect((await other.reveal(recorded([...sealed, legacy]))).map((event) => event.data)).toEqual([
+      { userId: sealedUser, firstName: ERASED },
+      { userId: legacyUser, firstName: ERASED },
+    ]);
+    expect((await cipher.seal([profileUpdate('acme', sealedUser, 'Again')]))[0]!.data).toEqual({ userId: sealedUser, firstName: ERASED });
+    // The same id in another tenant is another person.
+    expect((await cipher.reveal(recorded([profileUpdate('globex', sealedUser, 'Kept')])))[0]!.data).toEqual({ userId: sealedUser, firstName: 'Kept' });
+  });
+
+  it('forgets a cached key when it reads the erasure event (another instance erased the person)', async () => {
+    const box = new SecretBox('k');
+    const cipher = new PersonalDataCipher(eventCatalogue, new DataKeys(db.pool, box));
+    const userId = newId();
+    const sealed = recorded(await cipher.seal([profileUpdate('acme', userId, 'Cached')]));
+    expect((await cipher.reveal(sealed))[0]!.data).toEqual({ userId, firstName: 'Cached' });
+
+    await new DataKeys(db.pool, box).erase({ tenantId: 'acme', subject: userStreamId('acme', userId) });
+    const erasure = recorded([{ ...profileUpdate('acme', userId, ''), type: 'UserErased', data: { userId } }]);
+    const [, again] = await cipher.reveal([...erasure, ...sealed]);
+    expect(again!.data).toEqual({ userId, firstName: ERASED });
+  });
+
+  it('lets the audit log be rewritten only by the erasure writer, and only its metadata', async () => {
+    const id = newId();
+    await db.pool.query("insert into audit_log (tenant_id, id, action, status, metadata, created_at) values ('acme', $1, 'USER_CREATED', 'success', '{}', now())", [id]);
+    await expect(db.pool.query("update audit_log set metadata = '{\"a\":1}' where id = $1", [id])).rejects.toThrow(/append-only \(UPDATE/);
+    const client = await db.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query("select set_config('iam.audit_erasure', 'on', true)");
+      await expect(client.query("update audit_log set action = 'X' where id = $1", [id])).rejects.toThrow(/metadata only/);
+      await client.query('rollback');
+      await client.query('begin');
+      await client.query("select set_config('iam.audit_erasure', 'on', true)");
+      await client.query("update audit_log set metadata = '{\"a\":1}' where id = $1", [id]);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+    expect((await db.pool.query('select metadata from audit_log where id = $1', [id])).rows[0].metadata).toEqual({ a: 1 });
+    await expect(db.pool.query('delete from audit_log where id = $1', [id])).rejects.toThrow(/append-only \(DELETE/);
+  });
+});
