@@ -12,6 +12,7 @@ import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { startHttpsReceiver } from '../../test/support/https-receiver.ts';
 import { benchService } from './service.ts';
+import { countStatements } from './statement-counter.ts';
 import { fmt, numberOption as option, percentile } from './support.ts';
 
 const rate = option('rate', 200);
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
     while ((await bench.service.webhooks.queries.list('platform')).length < subscriptions) await sleep(50);
     console.log(`webhooks benchmark (node ${process.version}): ${rate} events/s for ${seconds} s, each to ${subscriptions} subscriptions`);
 
+    const statements = countStatements();
+    const cpuBefore = process.cpuUsage();
     const total = rate * seconds;
     const perTick = Math.max(1, Math.round((rate * TICK_MS) / 1000));
     const started = performance.now();
@@ -58,10 +61,16 @@ async function main(): Promise<void> {
     while (arrivals.length < expected && performance.now() - started < (seconds + 120) * 1000) await sleep(50);
     const drainSeconds = (performance.now() - started) / 1000;
 
+    const cpu = process.cpuUsage(cpuBefore);
+    const statementCount = statements.total();
     const sorted = [...arrivals].sort((a, b) => a - b);
     console.log(`appended ${fmt(total)} events in ${fmt(appendSeconds, 2)} s (${fmt(total / appendSeconds)} events/s)`);
     console.log(`delivered ${fmt(arrivals.length)} of ${fmt(expected)} in ${fmt(drainSeconds, 2)} s (${fmt(arrivals.length / drainSeconds)} deliveries/s)`);
     console.log(`event -> delivery latency: p50 ${fmt(percentile(sorted, 50))} ms, p99 ${fmt(percentile(sorted, 99))} ms, max ${fmt(sorted.at(-1) ?? NaN)} ms`);
+    // Costs per delivery that a loaded machine does not skew: this process's CPU (service and receiver) and SQL statements.
+    const delivered = Math.max(1, arrivals.length);
+    console.log(`per delivery: ${fmt(((cpu.user + cpu.system) / 1000) / delivered, 3)} ms CPU (this process), ${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`);
+    for (const line of statements.top(delivered)) console.log(line);
     // Where the time went: from the event to its queue row (relay, bus, fan-out), then to the attempt's end.
     const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number }>(
       `select percentile_cont(0.5) within group (order by queued) as queued_p50, percentile_cont(0.99) within group (order by queued) as queued_p99,
