@@ -2,21 +2,28 @@
  * Webhooks benchmark, end to end: events appended at a steady rate, each fanned out to 10
  * subscriptions on a local HTTPS receiver, through the relay, the in-process bus, the delivery
  * queue and the signed POSTs. Prints delivered/s and the event-to-delivery latency (event commit
- * to the receiver's arrival) p50/p99/max.
- * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10]
+ * to the receiver's arrival) p50/p99/max, and CPU and SQL statements per delivery.
+ * With --outage N the receiver is down for the first N seconds while events flow, then up: prints
+ * the queue's peak depth, how long it took to drain after the receiver came back and at what rate,
+ * and how the deliveries ended (the retry schedule is IAM_WEBHOOK_RETRY_SCHEDULE if set, else the
+ * real one: 1m, 5m, ...).
+ * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../../src/platform/clock.ts';
 import { systemContext } from '../../src/platform/commands/context.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { newId } from '../../src/platform/ids.ts';
-import { startHttpsReceiver } from '../../test/support/https-receiver.ts';
+import type { Pool } from '../../src/platform/db/pool.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { benchService } from './service.ts';
+import { countStatements } from './statement-counter.ts';
 import { fmt, numberOption as option, percentile } from './support.ts';
 
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
+const outageSeconds = option('outage', 0);
 const TICK_MS = 20;
 
 async function main(): Promise<void> {
@@ -29,7 +36,12 @@ async function main(): Promise<void> {
     if (started !== undefined) arrivals.push(Date.now() - started);
     return { status: 204 };
   });
-  const bench = await benchService({ IAM_ALLOW_PRIVATE_NETWORK_TARGETS: 'true', IAM_OUTBOUND_CA_FILE: receiver.caFile });
+  const retrySchedule = process.env.IAM_WEBHOOK_RETRY_SCHEDULE;
+  const bench = await benchService({
+    IAM_ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
+    IAM_OUTBOUND_CA_FILE: receiver.caFile,
+    ...(retrySchedule ? { IAM_WEBHOOK_RETRY_SCHEDULE: retrySchedule } : {}),
+  });
   try {
     const context = systemContext('platform');
     for (let i = 0; i < subscriptions; i++) {
@@ -39,6 +51,9 @@ async function main(): Promise<void> {
     while ((await bench.service.webhooks.queries.list('platform')).length < subscriptions) await sleep(50);
     console.log(`webhooks benchmark (node ${process.version}): ${rate} events/s for ${seconds} s, each to ${subscriptions} subscriptions`);
 
+    const statements = countStatements();
+    const cpuBefore = process.cpuUsage();
+    const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds, () => arrivals.length) : null;
     const total = rate * seconds;
     const perTick = Math.max(1, Math.round((rate * TICK_MS) / 1000));
     const started = performance.now();
@@ -55,13 +70,22 @@ async function main(): Promise<void> {
     await Promise.all(appends);
     const appendSeconds = (performance.now() - started) / 1000;
     const expected = total * subscriptions;
-    while (arrivals.length < expected && performance.now() - started < (seconds + 120) * 1000) await sleep(50);
+    const giveUpAt = started + (Math.max(seconds, outageSeconds) + 120) * 1000;
+    if (outage) await outage.drained(giveUpAt);
+    else while (arrivals.length < expected && performance.now() < giveUpAt) await sleep(50);
     const drainSeconds = (performance.now() - started) / 1000;
 
+    const cpu = process.cpuUsage(cpuBefore);
+    const statementCount = statements.total();
     const sorted = [...arrivals].sort((a, b) => a - b);
     console.log(`appended ${fmt(total)} events in ${fmt(appendSeconds, 2)} s (${fmt(total / appendSeconds)} events/s)`);
     console.log(`delivered ${fmt(arrivals.length)} of ${fmt(expected)} in ${fmt(drainSeconds, 2)} s (${fmt(arrivals.length / drainSeconds)} deliveries/s)`);
     console.log(`event -> delivery latency: p50 ${fmt(percentile(sorted, 50))} ms, p99 ${fmt(percentile(sorted, 99))} ms, max ${fmt(sorted.at(-1) ?? NaN)} ms`);
+    if (outage) await outage.report();
+    // Costs per delivery that a loaded machine does not skew: this process's CPU (service and receiver) and SQL statements.
+    const delivered = Math.max(1, arrivals.length);
+    console.log(`per delivery: ${fmt(((cpu.user + cpu.system) / 1000) / delivered, 3)} ms CPU (this process), ${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`);
+    for (const line of statements.top(delivered)) console.log(line);
     // Where the time went: from the event to its queue row (relay, bus, fan-out), then to the attempt's end.
     const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number }>(
       `select percentile_cont(0.5) within group (order by queued) as queued_p50, percentile_cont(0.99) within group (order by queued) as queued_p99,
@@ -77,6 +101,64 @@ async function main(): Promise<void> {
     await bench.close();
     await receiver.close();
   }
+}
+
+/**
+ * The receiver down from now for `seconds`, then up; the queue's depth sampled meanwhile. `drained`
+ * resolves once the receiver is back and no delivery waits for an attempt any more.
+ */
+function receiverOutage(pool: Pool, receiver: HttpsReceiver, seconds: number, received: () => number) {
+  const depth = async () =>
+    Number((await pool.query<{ n: string }>("select count(*) as n from outbound_deliveries where feature = 'webhooks' and next_attempt_at is not null")).rows[0]!.n);
+  let peak = 0;
+  let upAt: number | null = null;
+  let drainedAt: number | null = null;
+  let atUp = { depth: 0, received: 0 };
+  let receivedWhenDrained = 0;
+  const down = receiver.goDown();
+  const up = sleep(seconds * 1000).then(async () => {
+    await down;
+    await receiver.comeUp();
+    upAt = performance.now();
+    atUp = { depth: await depth(), received: received() };
+  });
+  // Sampled from the start; drained once the events are all appended, the receiver is back and nothing waits.
+  let appended = false;
+  let giveUpAt = Infinity;
+  const sampling = (async () => {
+    for (;;) {
+      const now = await depth();
+      peak = Math.max(peak, now);
+      if ((appended && upAt !== null && now === 0) || performance.now() > giveUpAt) {
+        if (now === 0) {
+          drainedAt = performance.now();
+          receivedWhenDrained = received();
+        }
+        return;
+      }
+      await sleep(250);
+    }
+  })();
+  return {
+    drained(deadline: number): Promise<void> {
+      appended = true;
+      giveUpAt = deadline;
+      return sampling;
+    },
+    async report(): Promise<void> {
+      await up;
+      const { rows } = await pool.query<{ status: string; n: string }>("select status, count(*) as n from outbound_deliveries where feature = 'webhooks' group by status order by status");
+      const active = (await pool.query<{ n: string }>('select count(*) as n from webhooks where is_active')).rows[0]!.n;
+      console.log(`receiver down for ${seconds} s while events flowed: queue depth peak ${fmt(peak)}, ${fmt(atUp.depth)} when it came back`);
+      if (drainedAt === null) console.log(`  not drained ${fmt((performance.now() - upAt!) / 1000, 1)} s after the receiver came back`);
+      else {
+        const drainSeconds = (drainedAt - upAt!) / 1000;
+        const drainedDeliveries = receivedWhenDrained - atUp.received;
+        console.log(`  drained ${fmt(drainSeconds, 1)} s after it came back: ${fmt(drainedDeliveries)} received meanwhile (${fmt(drainedDeliveries / Math.max(drainSeconds, 0.001))} deliveries/s)`);
+      }
+      console.log(`  deliveries by status: ${rows.map((row) => `${row.status} ${fmt(Number(row.n))}`).join(', ')}; received in all ${fmt(received())}; subscriptions still active: ${active}`);
+    },
+  };
 }
 
 await main();

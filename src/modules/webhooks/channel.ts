@@ -8,7 +8,7 @@ import type { OutboundChannel } from '../../platform/outbound/engine.ts';
 import type { ClaimedDelivery } from '../../platform/outbound/queue.ts';
 import type { WebhookCommands } from './commands.ts';
 import { webhookTypeOf } from '../audit/index.ts';
-import { webhookData } from './payloads.ts';
+import { needsHistory, webhookData } from './payloads.ts';
 import { webhookQueries, type WebhookQueries } from './queries.ts';
 import { signatureHeaders } from './signing.ts';
 
@@ -37,6 +37,10 @@ export interface WebhookChannelDeps {
   logger: Logger;
 }
 
+const idsOfTenant = (deliveries: readonly ClaimedDelivery[], tenantId: string) => [
+  ...new Set(deliveries.filter((delivery) => delivery.tenantId === tenantId).map((delivery) => delivery.targetId)),
+];
+
 /** Webhooks on the delivery engine: which subscriptions an event goes to, and how an attempt is signed. */
 export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
   async function notifyAdmins(delivery: ClaimedDelivery, failures: number): Promise<void> {
@@ -60,24 +64,48 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
     async fanOut(event, tx, memo) {
       const type = webhookTypeOf(event.type);
       if (!type) return [];
-      const subscribed = await memo.get(`${event.tenantId}\n${type}`, () => webhookQueries(tx).subscribedTo(event.tenantId, type));
+      const subscribedTo = (tenantId: string, webhookType: string) =>
+        memo.get(`${tenantId}\n${webhookType}`, () => webhookQueries(tx).subscribedTo(tenantId, webhookType));
+      const subscribed = await subscribedTo(event.tenantId, type);
       // Events from before a subscription existed are not sent to it.
       const occurredAt = new Date(event.occurredAt);
       const targets = subscribed.filter((subscription) => subscription.createdAt <= occurredAt).map((subscription) => subscription.id);
       if (targets.length === 0) return [];
-      const payload = webhookBody(event.id, type, event.occurredAt, await webhookData(deps.store, type, event));
+      // The streams of every event of the batch whose data is a snapshot and someone takes: one read.
+      const readStream = async (streamId: string) => {
+        const streams = await memo.get('streams', async () => {
+          const wanted = new Set<string>();
+          for (const batched of memo.items) {
+            const batchedType = webhookTypeOf(batched.type);
+            if (batchedType && needsHistory(batchedType) && (await subscribedTo(batched.tenantId, batchedType)).length > 0) wanted.add(batched.streamId);
+          }
+          const ids = [...wanted];
+          const read = await deps.store.readStreams(ids);
+          return new Map(ids.map((id, i) => [id, read[i]!]));
+        });
+        return streams.get(streamId) ?? deps.store.readStream(streamId);
+      };
+      const payload = webhookBody(event.id, type, event.occurredAt, await webhookData(readStream, type, event));
       return targets.map((targetId) => ({ tenantId: event.tenantId, targetId, eventType: type, payload }));
     },
 
     async prepare(delivery, memo) {
-      const target = await memo.get(`${delivery.tenantId}\n${delivery.targetId}`, () => deps.queries.target(delivery.tenantId, delivery.targetId));
+      // The claim's subscriptions of this tenant in one read, each secret unsealed once per claim.
+      const signer = await memo.get(`${delivery.tenantId}\n${delivery.targetId}`, async () => {
+        const targets = await memo.get(delivery.tenantId, () => deps.queries.targets(delivery.tenantId, idsOfTenant(memo.items, delivery.tenantId)));
+        const target = targets.get(delivery.targetId);
+        if (!target) return null;
+        const now = deps.clock.now();
+        const secrets = [deps.secretBox.open(target.sealedSecret)];
+        if (target.previousSealedSecret && target.previousSecretExpiresAt && target.previousSecretExpiresAt > now) {
+          secrets.push(deps.secretBox.open(target.previousSealedSecret));
+        }
+        return { target, secrets };
+      });
       // A test event reaches an inactive subscription too: that is how one checks it before reactivating.
-      if (!target || (!target.isActive && delivery.eventType !== TEST_WEBHOOK_TYPE)) return null;
+      if (!signer || (!signer.target.isActive && delivery.eventType !== TEST_WEBHOOK_TYPE)) return null;
+      const { target, secrets } = signer;
       const now = deps.clock.now();
-      const secrets = [deps.secretBox.open(target.sealedSecret)];
-      if (target.previousSealedSecret && target.previousSecretExpiresAt && target.previousSecretExpiresAt > now) {
-        secrets.push(deps.secretBox.open(target.previousSealedSecret));
-      }
       return {
         url: target.url,
         body: delivery.payload,

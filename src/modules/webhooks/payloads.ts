@@ -1,6 +1,6 @@
 import type { PublicEvent } from '../../platform/bus/port.ts';
 import type { LoginFailed } from '../auth/index.ts';
-import type { EventStore, RecordedEvent } from '../../platform/eventstore/port.ts';
+import type { RecordedEvent } from '../../platform/eventstore/port.ts';
 import type { Role, RoleCreated, RoleUpdated } from '../roles/index.ts';
 import type { UserCreated, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../users/index.ts';
 
@@ -18,10 +18,17 @@ export interface UserWebhookData {
 /** The data of role.created/updated/deleted: the role object as GET /api/roles/{id} shows it. */
 type RoleWebhookData = Role;
 
+/** Reads an aggregate's whole stream (the fan-out reads a bus batch's streams in one query). */
+export type StreamReader = (streamId: string) => Promise<RecordedEvent[]>;
+
+/** Whether the data of a webhook type is a snapshot folded from the aggregate's stream. */
+export const needsHistory = (webhookType: string): boolean =>
+  webhookType !== 'role.assigned' && webhookType !== 'role.unassigned' && (webhookType.startsWith('user.') || webhookType.startsWith('role.'));
+
 /** The aggregate's events up to and including `event`: its state as of that event, whatever came later. */
-async function historyUpTo(store: EventStore, event: PublicEvent): Promise<RecordedEvent[]> {
+async function historyUpTo(readStream: StreamReader, event: PublicEvent): Promise<RecordedEvent[]> {
   const revision = BigInt(event.revision);
-  return (await store.readStream(event.streamId)).filter((recorded) => recorded.revision <= revision);
+  return (await readStream(event.streamId)).filter((recorded) => recorded.revision <= revision);
 }
 
 function evolveUser(user: UserWebhookData | null, recorded: RecordedEvent): UserWebhookData | null {
@@ -78,13 +85,13 @@ function evolveRole(role: RoleWebhookData | null, recorded: RecordedEvent): Role
  * fold the aggregate's stream up to the event, so a retry or a late delivery shows the same data
  * as the first.
  */
-export async function webhookData(store: EventStore, webhookType: string, event: PublicEvent): Promise<unknown> {
+export async function webhookData(readStream: StreamReader, webhookType: string, event: PublicEvent): Promise<unknown> {
   if (webhookType === 'role.assigned' || webhookType === 'role.unassigned') {
     const { userId, role } = event.data as UserRoleAssigned['data'];
     return { userId, roleId: role.id, roleName: role.name };
   }
-  if (webhookType.startsWith('user.')) return (await historyUpTo(store, event)).reduce(evolveUser, null);
-  if (webhookType.startsWith('role.')) return (await historyUpTo(store, event)).reduce(evolveRole, null);
+  if (webhookType.startsWith('user.')) return (await historyUpTo(readStream, event)).reduce(evolveUser, null);
+  if (webhookType.startsWith('role.')) return (await historyUpTo(readStream, event)).reduce(evolveRole, null);
   if (webhookType === 'login.failed') {
     // Not the identifier tried on an unknown account: that may be anyone's address.
     const { userId, reason } = event.data as LoginFailed['data'];

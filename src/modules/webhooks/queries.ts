@@ -65,17 +65,22 @@ export function webhookQueries(db: Queryable) {
       const found = await row(tenant, id);
       return found ? toWebhook(found) : null;
     },
-    async target(tenant: string, id: string): Promise<WebhookTarget | null> {
-      const found = await row(tenant, id);
-      if (!found) return null;
-      return {
-        id: found.id,
-        url: found.url,
-        isActive: found.is_active,
-        sealedSecret: found.sealed_secret,
-        previousSealedSecret: found.previous_sealed_secret,
-        previousSecretExpiresAt: found.previous_secret_expires_at,
-      };
+    /** The tenant's subscriptions among `ids` (one query for a claim's deliveries), by id. */
+    async targets(tenant: string, ids: string[]): Promise<Map<string, WebhookTarget>> {
+      const { rows } = await db.query<WebhookRow>('select * from webhooks where tenant_id = $1 and id = any($2::uuid[])', [tenant, ids.filter(isUuid)]);
+      return new Map(
+        rows.map((found) => [
+          found.id,
+          {
+            id: found.id,
+            url: found.url,
+            isActive: found.is_active,
+            sealedSecret: found.sealed_secret,
+            previousSealedSecret: found.previous_sealed_secret,
+            previousSecretExpiresAt: found.previous_secret_expires_at,
+          },
+        ]),
+      );
     },
     /** Active subscriptions of the tenant that take `webhookType`, with their creation times. */
     async subscribedTo(tenant: string, webhookType: string): Promise<{ id: string; createdAt: Date }[]> {

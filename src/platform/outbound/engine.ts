@@ -1,4 +1,4 @@
-import { EventEmitter, once } from 'node:events';
+import { EventEmitter, once, setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
@@ -10,10 +10,13 @@ import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type NewDel
 
 /**
  * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim): a target
- * read once per batch rather than once per event or delivery.
+ * read once per batch rather than once per event or delivery, or the data of all the batch's items
+ * read in one query (`items` is the whole batch).
  */
-export class BatchMemo {
+export class BatchMemo<Item> {
   private readonly values = new Map<string, Promise<unknown>>();
+
+  constructor(readonly items: readonly Item[]) {}
 
   get<T>(key: string, load: () => Promise<T>): Promise<T> {
     let value = this.values.get(key) as Promise<T> | undefined;
@@ -33,12 +36,12 @@ export interface OutboundChannel {
    * The deliveries an event causes, one per target (none for most events), each with the type name
    * the receiver knows it by. Runs in the inbox transaction.
    */
-  fanOut(event: PublicEvent, tx: PoolClient, memo: BatchMemo): Promise<Omit<NewDelivery, 'eventId'>[]>;
+  fanOut(event: PublicEvent, tx: PoolClient, memo: BatchMemo<PublicEvent>): Promise<Omit<NewDelivery, 'eventId'>[]>;
   /**
    * The request of one attempt (signed now), or an attempt the channel makes with a protocol client
    * of its own, or null when the target takes no deliveries any more.
    */
-  prepare(delivery: ClaimedDelivery, memo: BatchMemo): Promise<OutboundRequest | OutboundSend | null>;
+  prepare(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<OutboundRequest | OutboundSend | null>;
   /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
   retryDelayMs(attempt: number): number | null;
   /** Consecutive failed attempts of one target after which `onTargetFailing` is called. */
@@ -66,6 +69,11 @@ export interface OutboundEngineOptions {
 
 const LEASE_MARGIN_MS = 30_000;
 const RECORD_GROUP_MAX = 500;
+/**
+ * While attempts are in flight, a claim waits until this share of the slots is free: a claim per
+ * finished attempt would cost a statement (and the claim's target look-ups) for one or two rows.
+ */
+const CLAIM_WHEN_FREE_SHARE = 1 / 8;
 
 /**
  * The delivery engine: a consumer group turns events into rows of a durable queue (in the inbox
@@ -91,6 +99,8 @@ export class OutboundEngine {
     this.queue = new OutboundQueue(options.pool, options.channel.name);
     this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
+    // Every attempt in flight listens to it (up to `concurrency` at once).
+    setMaxListeners(0, this.stopping.signal);
     options.metrics.track(this.queue);
   }
 
@@ -108,7 +118,7 @@ export class OutboundEngine {
         const enqueued = await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
           const deliveries: NewDelivery[] = [];
           const fannedOut = new Set<string>();
-          const memo = new BatchMemo();
+          const memo = new BatchMemo(messages.filter((message) => fresh.has(message.value.id)).map((message) => message.value));
           for (const { value: event } of messages) {
             // A redelivered batch may hold an event twice; it fans out once.
             if (!fresh.has(event.id) || fannedOut.has(event.id)) continue;
@@ -141,13 +151,13 @@ export class OutboundEngine {
       this.wakeRequested = false;
       const free = this.concurrency - this.inFlight.size;
       let claimed: ClaimedDelivery[] = [];
-      if (free > 0) {
+      if (free > 0 && (this.inFlight.size === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
         claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS).catch((error: unknown) => {
           this.options.logger.error({ err: error, channel: this.options.channel.name }, 'claiming due deliveries failed');
           return [];
         });
       }
-      const memo = new BatchMemo();
+      const memo = new BatchMemo(claimed);
       for (const delivery of claimed) {
         const attempt = this.attempt(delivery, memo).finally(() => {
           this.inFlight.delete(attempt);
@@ -185,7 +195,7 @@ export class OutboundEngine {
     }
   }
 
-  private async attempt(delivery: ClaimedDelivery, memo: BatchMemo): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<void> {
     const { channel, client, clock, logger } = this.options;
     try {
       const request = await channel.prepare(delivery, memo);
