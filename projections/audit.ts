@@ -38,13 +38,14 @@ const project: ProjectionHandler = async (event, tx) => {
 /** Secrets never reach an entry: the catalogue masks the event's sensitive fields first. */
 const entryOf = (event: RecordedEvent, before: Summary | null) => auditEntryOf({ ...event, data: eventCatalogue.maskedData(event) }, before);
 
-/** A run of events whose rule keeps no summary (tuple writes, logins): one multi-row insert. */
+/** A run of events whose rule keeps no summary and erases nothing (tuple writes, logins): one multi-row insert. */
 const projectRun: ProjectionBatchHandler = async (events, tx) => {
   await insertAuditEntries(tx, events.flatMap((event) => entryOf(event, null)?.entry ?? []));
 };
 
 const audited = Object.keys(AUDIT_MAPPING).filter((type) => auditRuleOf(type));
-const keepsSummary = (type: string) => Boolean(auditRuleOf(type)?.summary);
+/** Events that read or change other rows (a summary kept, earlier entries erased) are applied one by one. */
+const oneByOne = (type: string) => Boolean(auditRuleOf(type)?.summary || auditRuleOf(type)?.erases);
 
 /**
  * The audit log (migration 0012): one entry per audited event, keyed by the event's id. Only the
@@ -54,7 +55,7 @@ const keepsSummary = (type: string) => Boolean(auditRuleOf(type)?.summary);
 export const auditProjection = defineProjection({
   name: 'audit',
   tables: ['audit_resource_summaries'],
-  handlers: Object.fromEntries(audited.filter(keepsSummary).map((type) => [type, project])),
+  handlers: Object.fromEntries(audited.filter(oneByOne).map((type) => [type, project])),
   // Bulk tuple writes append hundreds of events a request; their entries need no earlier summary.
-  batchHandlers: Object.fromEntries(audited.filter((type) => !keepsSummary(type)).map((type) => [type, projectRun])),
+  batchHandlers: Object.fromEntries(audited.filter((type) => !oneByOne(type)).map((type) => [type, projectRun])),
 });

@@ -137,6 +137,16 @@ export const crossTenantFixtures: Record<string, FixtureBuilder> = {
     const stream = await a.logStream();
     return { id: stream.id, shows: stream.name, update: { name: INTRUSION } };
   }),
+
+  'GET /api/applications': async (a) => ({ control: { shows: (await a.application()).name } }),
+  ...objectRoutes('/api/applications/{id}', async (a) => {
+    const app = await a.application();
+    return { id: app.id, shows: app.name, update: { name: INTRUSION } };
+  }),
+  'POST /api/applications/{id}/rotate-secret': async (a) => {
+    const app = await a.application();
+    return { params: { id: app.id }, control: { url: `/api/applications/${app.id}`, shows: app.name } };
+  },
 };
 
 /** GET, PUT and DELETE of one object, checked afterwards by A's GET of it. */

@@ -138,6 +138,14 @@ export class TenantWorld {
     });
   }
 
+  application(): Promise<{ id: string; name: string }> {
+    return this.once('application', async () => {
+      const app = await this.created('POST', '/api/applications', { name: this.distinct('app'), type: 'web', redirectUris: ['https://portal.example/cb'] });
+      this.markers.add(app.id);
+      return { id: app.id, name: app.name };
+    });
+  }
+
   /** Realm settings with a value no other tenant has: the answer's text that shows it. */
   settings(): Promise<{ shows: string }> {
     return this.once('settings', async () => {
