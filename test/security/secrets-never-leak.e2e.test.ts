@@ -121,6 +121,15 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
     expect((await post('/api/users', { email: 'hooked@p.test', password: remember('hooked password', distinctive('Pw5')) }, admin)).status).toBe(201);
     await expect.poll(() => receiver.requests.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
 
+    const client = await post('/api/applications', { name: 'batch', type: 'm2m', scopes: ['manage:users'] }, admin);
+    expect(client.status).toBe(201);
+    remember('client secret', client.body.data.clientSecret);
+    const rotatedClient = await post(`/api/applications/${client.body.data.id}/rotate-secret`, undefined, admin);
+    expect(rotatedClient.status).toBe(200);
+    const clientSecret = remember('rotated client secret', rotatedClient.body.data.clientSecret);
+    const granted = await post('/api/auth/token', { grant_type: 'client_credentials', client_id: client.body.data.clientId, client_secret: clientSecret, scope: 'manage:users' });
+    expect(granted.status, JSON.stringify(granted.body)).toBe(200);
+
     // Everything written so far has reached the bus.
     const head = await t.store.headPosition();
     await expect.poll(() => busMessages.some((m) => BigInt(m.value.position) >= head), { timeout: 10_000 }).toBe(true);
