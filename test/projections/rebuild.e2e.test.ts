@@ -161,13 +161,16 @@ describe('every read model is rebuilt identically from the log', () => {
     const consequences = await t.db.pool.query<{ type: string; data: any; metadata: any }>(
       "select type, data, metadata from events where (type = 'SessionRevoked' and data->>'reason' = 'user_deleted') or (type = 'UserRoleRemoved' and data->>'reason' = 'role_deleted') order by position",
     );
-    const deletions = await t.db.pool.query<{ id: string; type: string }>("select event_id as id, type from events where type in ('UserDeleted', 'RoleDeleted')");
-    const causeOf = (type: string) => deletions.rows.find((d) => d.type === type)!.id;
+    // Several users are deleted (erasure deletes an active user too): a revocation names its own user's deletion.
+    const deletions = await t.db.pool.query<{ id: string; type: string; user_id: string | null }>(
+      "select event_id as id, type, data->>'userId' as user_id from events where type in ('UserDeleted', 'RoleDeleted')",
+    );
+    const causeOf = (type: string, userId?: string) => deletions.rows.find((d) => d.type === type && (userId === undefined || d.user_id === userId))!.id;
     expect(consequences.rows.map((e) => [e.type, e.data.userId, e.metadata.actor, e.metadata.causationId])).toEqual(
       expect.arrayContaining([
         ['UserRoleRemoved', ana.id, 'system', causeOf('RoleDeleted')],
         ['UserRoleRemoved', dee.id, 'system', causeOf('RoleDeleted')],
-        ['SessionRevoked', dee.id, 'system', causeOf('UserDeleted')],
+        ['SessionRevoked', dee.id, 'system', causeOf('UserDeleted', dee.id)],
       ]),
     );
 
