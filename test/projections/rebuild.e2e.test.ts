@@ -37,9 +37,10 @@ describe('every read model is rebuilt identically from the log', () => {
   const eventCount = async () => Number((await t.db.pool.query<{ n: string }>('select count(*) as n from events')).rows[0]!.n);
   const settle = async () => {
     await t.service.background.drain();
-    const head = await t.store.headPosition();
-    expect(await t.service.reactions.waitFor(head, 10_000)).not.toBeNull();
-    expect(await t.service.runner.waitFor(await t.store.headPosition(), 10_000)).toBe(true);
+    // The newest committed position, not the newest visible one: an append still committing below it would hide later events.
+    const written = await t.store.lastWrittenPosition();
+    expect(await t.service.reactions.waitFor(written, 10_000)).not.toBeNull();
+    expect(await t.service.runner.waitFor(await t.store.lastWrittenPosition(), 10_000)).toBe(true);
   };
 
   beforeAll(async () => {

@@ -16,7 +16,7 @@ describe('audit log: projected entries, GET /api/logs/audit, append-only table',
     t.request({ method: 'POST', url: '/api/auth/login', tenant, body: { email, password }, headers: { 'user-agent': UA }, remoteAddress });
   const call = (method: string, url: string, tenant = 'acme', body?: unknown, token = admins[tenant]!.token) =>
     t.request({ method, url, body, token, tenant, headers: { 'user-agent': UA }, remoteAddress: '203.0.113.7' });
-  const auditCaughtUp = async () => expect(await t.service.runner.waitFor(await t.store.headPosition(), 10_000, ['audit'])).toBe(true);
+  const auditCaughtUp = async () => expect(await t.service.runner.waitFor(await t.store.lastWrittenPosition(), 10_000, ['audit'])).toBe(true);
   const subjectOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).sub as string;
   const entries = async (tenant: string, query = '') => {
     const response = await call('GET', `/api/logs/audit?limit=500${query}`, tenant);

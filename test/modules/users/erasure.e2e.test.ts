@@ -23,7 +23,7 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     t.request({ method: 'POST', url: '/api/auth/login', tenant, body: { email, password }, headers: { 'user-agent': UA }, remoteAddress: '198.51.100.9' });
   const call = (method: string, url: string, tenant = 'acme', body?: unknown, token = admins[tenant]!) =>
     t.request({ method, url, body, token, tenant, headers: { 'user-agent': UA } });
-  const caughtUp = async () => expect(await t.service.runner.waitFor(await t.store.headPosition(), 10_000)).toBe(true);
+  const caughtUp = async () => expect(await t.service.runner.waitFor(await t.store.lastWrittenPosition(), 10_000)).toBe(true);
   const rawLog = async () => (await t.db.pool.query('select event_id, stream_id, type, data, metadata from events order by position')).rows;
   const auditOf = async (userId: string) => (await t.db.pool.query("select action, metadata from audit_log where tenant_id = 'acme' and resource_id = $1 order by created_at, id", [userId])).rows;
   /** A fresh process's view of the log (`npm run projections:rebuild` opens its own keys): no cache can answer. */
