@@ -14,6 +14,7 @@ import type { HttpServer } from '../../platform/http/server.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request.ts';
 import type { CodeCommands } from './codes.ts';
+import { AUTHORIZE_PARAMETERS, queryParameters } from './query-parameters.ts';
 
 export interface AuthorizationRouteDeps {
   store: EventStore;
@@ -86,7 +87,7 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
       'OAuth 2.0 authorization endpoint (code + PKCE): the sign-in page. An unknown client or unregistered redirect_uri: a 400 page; ' +
       'other problems redirect with error and state (RFC 6749 4.1.2.1). x-tenant optional (the client_id names the tenant)',
     contentType: 'text/html',
-    query: z.record(z.string(), z.union([z.string().max(4096), z.array(z.string().max(4096)).max(5)])),
+    query: queryParameters(AUTHORIZE_PARAMETERS, 4096),
     responses: { 200: htmlPage, 302: redirect, 400: htmlPage },
     handler: async (request, reply) => {
       const query = request.query;

@@ -8,6 +8,7 @@ import { publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { redirectWith } from './authorization-request.ts';
 import type { IdTokens } from './id-tokens.ts';
+import { LOGOUT_PARAMETERS, queryParameters } from './query-parameters.ts';
 
 export interface LogoutRouteDeps {
   store: EventStore;
@@ -39,7 +40,7 @@ export function registerLogoutRoutes(app: HttpServer, deps: LogoutRouteDeps): vo
       summary: 'OIDC end_session_endpoint: id_token_hint, post_logout_redirect_uri (registered), state, client_id; ends the session of the hint',
       contentType: 'text/html',
       ...(method === 'GET'
-        ? { query: z.record(z.string(), z.union([z.string().max(8192), z.array(z.string().max(8192)).max(5)])) }
+        ? { query: queryParameters(LOGOUT_PARAMETERS, 8192) }
         : { body: z.record(z.string(), z.string().max(8192)) }),
       responses: { 200: htmlPage, 302: z.string().describe('redirect to post_logout_redirect_uri with state'), 400: htmlPage },
       handler: async (request, reply) => {
