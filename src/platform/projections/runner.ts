@@ -1,20 +1,21 @@
 import type { Logger } from 'pino';
 import { withTransaction, type Pool } from '../db/pool.ts';
-import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { ensureCheckpoint, lockCheckpoint, readCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
 import { applyEvents, handles, type Projection } from './projection.ts';
 
+/** How often a worker whose subscription failed asks the database again for its checkpoint. */
+const RECOVERY_RETRY_MS = 200;
+
 /**
  * Keeps one read model up to date from the global log. Several instances (or a rebuild command)
  * may run the same projection: each batch locks the checkpoint row, applies only events past it,
  * and a runner whose stream of events no longer joins the checkpoint (a rebuild reset it) rewinds.
  */
-const RECOVERY_RETRY_MS = 200;
-
 export class ProjectionWorker {
   readonly waiters = new PositionWaiters();
   private readonly appliedListeners: ((events: RecordedEvent[]) => void)[] = [];
