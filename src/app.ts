@@ -244,8 +244,7 @@ export async function buildService(infra: Infrastructure) {
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);
   registerAuditLogRoutes(app, audit);
-  const knownTypes = new Set(eventCatalogue.definitions.map((definition) => definition.type));
-  registerEventFeedRoutes(app, eventFeed({ store, envelope: (event) => publicEnvelope(event, publicEventData), knownTypes }));
+  registerEventFeedRoutes(app, eventFeed({ store, envelope: (event) => publicEnvelope(event, publicEventData), isKnownType: (type) => eventCatalogue.has(type) }));
   registerWebhookRoutes(app, webhooks);
   registerApplicationRoutes(app, applications);
   registerApplicationCors(app, applications.queries);

@@ -18,8 +18,8 @@ export interface EventFeedDeps {
   store: EventStore;
   /** The topic's envelope of an event, redacted as the relay publishes it. */
   envelope: (event: RecordedEvent) => PublicEvent;
-  /** Event types a feed may filter on (the catalogue's). */
-  knownTypes: ReadonlySet<string>;
+  /** Whether a feed may filter on this event type (the catalogue's). */
+  isKnownType: (type: string) => boolean;
 }
 
 /**
@@ -27,10 +27,10 @@ export interface EventFeedDeps {
  * under the store's visibility bound, so a reader that follows `next` sees every event once even
  * while writes commit out of order; or one NDJSON stream of everything that matches.
  */
-export function eventFeed({ store, envelope, knownTypes }: EventFeedDeps) {
+export function eventFeed({ store, envelope, isKnownType }: EventFeedDeps) {
   /** Refuses filters that name nothing and a position of no event of the tenant: never a silent empty answer. */
   async function check(tenant: string, query: FeedQuery): Promise<void> {
-    const unknown = (query.types ?? []).filter((type) => !knownTypes.has(type));
+    const unknown = (query.types ?? []).filter((type) => !isKnownType(type));
     if (unknown.length > 0) {
       throw validationError('Unknown event types', unknown.map((type) => ({ path: 'querystring.types', message: `${type} is not an event type of the catalogue` })));
     }

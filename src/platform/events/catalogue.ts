@@ -28,6 +28,11 @@ export class EventCatalogue {
     return this.byType.get(type);
   }
 
+  /** Whether `type` is an event type of the catalogue. */
+  has(type: string): boolean {
+    return this.byType.has(type);
+  }
+
   /** The definition `event` must be written with; throws EVENT_SCHEMA_VIOLATION naming the type and the failing path. */
   check(streamId: string, event: { type: string; data: unknown }): EventDefinition {
     const definition = this.known(event.type);
