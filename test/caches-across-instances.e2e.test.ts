@@ -33,7 +33,7 @@ describe('per-instance caches across two instances', () => {
 
   /** Waits until B's named projection has applied everything A wrote so far. */
   const bCaughtUp = async (projection: string) => {
-    expect(await b.service.runner.waitFor(await a.store.headPosition(), 10_000, [projection])).toBe(true);
+    expect(await b.service.runner.waitFor(await a.store.lastWrittenPosition(), 10_000, [projection])).toBe(true);
   };
   /** The statements B sends to the database while `work` runs. */
   const statementsDuring = async (work: () => Promise<void>) => {
@@ -48,6 +48,8 @@ describe('per-instance caches across two instances', () => {
     const role = await a.request({ method: 'POST', url: '/api/roles', tenant: PLATFORM, token: root, body: { name: 'auditor', permissions: ['view:audit'] } });
     expect(role.status).toBe(201);
     const auditor = await a.token({ sub: 'someone', tenant: PLATFORM, roles: ['auditor'] });
+    // B's cache is dropped when B's own roles projection applies the creation; warm it after that.
+    await bCaughtUp('roles');
     const listAudit = () => b.request({ method: 'GET', url: '/api/logs/audit?limit=1', tenant: PLATFORM, token: auditor });
     expect((await listAudit()).status).toBe(200);
 
