@@ -131,7 +131,7 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
     expect(granted.status, JSON.stringify(granted.body)).toBe(200);
 
     // Everything written so far has reached the bus.
-    const head = await t.store.headPosition();
+    const head = await t.store.lastWrittenPosition();
     await expect.poll(() => busMessages.some((m) => BigInt(m.value.position) >= head), { timeout: 10_000 }).toBe(true);
     await t.service.background.drain();
 

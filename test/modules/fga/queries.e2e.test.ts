@@ -198,7 +198,7 @@ describe('check, expand and list-objects over HTTP', () => {
       const next = (await t.call('POST', '/api/fga/models', { name: 'next', dsl: NEXT_MODEL })).body.data;
       expect((await check(userCheck('public', 'editor', 'anyone'), undefined, other)).body.error.code).toBe('INVALID_RELATION');
       await t.call('POST', `/api/fga/models/${next.id}/activate`);
-      const activation = String(await t.store.headPosition());
+      const activation = String(await t.store.lastWrittenPosition());
       // The wildcard tuple stays stored but the active model no longer allows it: ignored.
       expect(await allowed(userCheck('public', 'viewer', 'anyone', { consistencyToken: activation }), other)).toBe(false);
       expect(await allowed(userCheck('public', 'editor', 'anyone', { consistencyToken: activation }), other)).toBe(false);

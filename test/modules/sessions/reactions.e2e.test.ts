@@ -66,7 +66,7 @@ describe('session reactions: a deleted user keeps no session', () => {
   it('leaves the sessions of live users alone and shows its lag as a metric', async () => {
     await createUser('cy@p.test');
     const session = await login('cy@p.test');
-    await reacted(await t.store.headPosition());
+    await reacted(await t.store.lastWrittenPosition());
     expect((await sessionEvents(session.sessionId)).map((e) => e.type)).toEqual(['SessionStarted']);
     const metrics = (await t.request({ method: 'GET', url: '/metrics' })).body as string;
     expect(metrics).toMatch(/iam_reaction_lag_events\{reaction="session-revocations"\} \d+/);
