@@ -42,12 +42,19 @@ export interface OutboundChannel {
    * of its own, or null when the target takes no deliveries any more.
    */
   prepare(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<OutboundRequest | OutboundSend | null>;
-  /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
+  /** The wait before the attempt after failed attempt number `attempt`, or null when none is left (the delivery failed). */
   retryDelayMs(attempt: number): number | null;
-  /** Consecutive failed attempts of one target after which `onTargetFailing` is called. */
+  /**
+   * Consecutive failed deliveries of one target (each with its retry schedule exhausted; a delivered
+   * one resets the count) after which `onTargetFailing` is called.
+   */
   failureThreshold: number;
-  /** Called after each failed attempt once the target's consecutive failures reach the threshold. */
-  onTargetFailing(delivery: ClaimedDelivery, consecutiveFailures: number): Promise<void>;
+  /**
+   * Called after each failed delivery once the target's consecutive failed deliveries reach the
+   * threshold. True when this call stopped the target (deactivated it): its waiting deliveries are
+   * then dropped.
+   */
+  onTargetFailing(delivery: ClaimedDelivery, consecutiveFailures: number): Promise<boolean>;
 }
 
 export interface OutboundEngineOptions {
@@ -187,7 +194,8 @@ export class OutboundEngine {
     while (this.delivered.length > 0) {
       const group = this.delivered.splice(0, RECORD_GROUP_MAX);
       try {
-        await this.queue.recordDelivered(group.map((waiting) => waiting.attempt));
+        // A target that recovered had its waiting retries made due: look for them now.
+        if ((await this.queue.recordDelivered(group.map((waiting) => waiting.attempt))) > 0) this.wake();
         for (const waiting of group) waiting.resolve();
       } catch (error) {
         for (const waiting of group) waiting.reject(error);
@@ -217,11 +225,14 @@ export class OutboundEngine {
         this.options.metrics.outcome(channel.name, 'delivered');
         return;
       }
-      const delayMs = result.ok ? null : channel.retryDelayMs(delivery.attempt);
-      const outcome = result.ok ? ({ delivered: true } as const) : { delivered: false as const, retryAt: delayMs === null ? null : new Date(clock.now().getTime() + delayMs) };
-      const failures = await this.queue.recordAttempt(delivery, result, outcome, startedAt);
-      this.options.metrics.outcome(channel.name, result.ok ? 'delivered' : delayMs === null ? 'failed' : 'retrying');
-      if (!result.ok && failures >= channel.failureThreshold) await channel.onTargetFailing(delivery, failures);
+      const delayMs = channel.retryDelayMs(delivery.attempt);
+      const retryAt = delayMs === null ? null : new Date(clock.now().getTime() + delayMs);
+      const failedDeliveries = await this.queue.recordFailure(delivery, result, retryAt, startedAt);
+      this.options.metrics.outcome(channel.name, retryAt ? 'retrying' : 'failed');
+      if (retryAt === null && failedDeliveries >= channel.failureThreshold && (await channel.onTargetFailing(delivery, failedDeliveries))) {
+        const dropped = await this.queue.cancelWaiting(delivery.targetId, 'the target was stopped after consecutive failed deliveries');
+        this.options.metrics.outcome(channel.name, 'cancelled', dropped);
+      }
     } catch (error) {
       // The claim's lease runs out and the delivery is attempted again.
       logger.error({ err: error, channel: channel.name, deliveryId: delivery.id }, 'delivery attempt could not be recorded');
