@@ -1,9 +1,10 @@
-import { EventEmitter, once, setMaxListeners } from 'node:events';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
+import { NotificationListener } from '../eventstore/postgres-listener.ts';
 import type { HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
 import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type NewDelivery } from './queue.ts';
@@ -70,7 +71,7 @@ export interface OutboundEngineOptions {
   timeoutMs: number;
   /** Attempts in flight at once in this instance. */
   concurrency?: number;
-  /** How often idle workers look for due deliveries another instance enqueued or a retry that fell due. */
+  /** How often idle workers look for retries that fell due (deliveries enqueued anywhere wake them at once). */
   pollMs?: number;
 }
 
@@ -90,11 +91,14 @@ const CLAIM_WHEN_FREE_SHARE = 1 / 8;
  */
 export class OutboundEngine {
   readonly queue: OutboundQueue;
-  private readonly wakeUp = new EventEmitter().setMaxListeners(0);
+  /**
+   * Wakes the workers: at once for this instance's news (wake), through LISTEN/NOTIFY for
+   * deliveries another instance enqueued; its generation keeps news that came while the worker was
+   * busy.
+   */
+  private readonly news: NotificationListener;
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
-  /** Set by wake(): news that arrived while the worker was busy is not lost. */
-  private wakeRequested = false;
   private subscription: Subscription | null = null;
   private working: Promise<void> | null = null;
   private readonly concurrency: number;
@@ -106,6 +110,7 @@ export class OutboundEngine {
     this.queue = new OutboundQueue(options.pool, options.channel.name);
     this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
+    this.news = new NotificationListener(options.pool, `outbound_${options.channel.name}`);
     // Every attempt in flight listens to it (up to `concurrency` at once).
     setMaxListeners(0, this.stopping.signal);
     options.metrics.track(this.queue);
@@ -134,7 +139,11 @@ export class OutboundEngine {
           }
           await this.queue.enqueue(tx, deliveries, clock.now());
         });
-        if (enqueued > 0) this.wake();
+        // This instance's workers at once, the other instances' through PostgreSQL.
+        if (enqueued > 0) {
+          this.wake();
+          this.news.notifyEveryInstance();
+        }
       },
     });
     this.working = this.work();
@@ -142,20 +151,20 @@ export class OutboundEngine {
 
   /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */
   wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp.emit('wake');
+    this.news.announce();
   }
 
   async stop(): Promise<void> {
     await this.subscription?.close();
     this.stopping.abort();
+    await this.news.close();
     await this.working;
   }
 
   private async work(): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
-      this.wakeRequested = false;
+      const since = this.news.current;
       const free = this.concurrency - this.inFlight.size;
       let claimed: ClaimedDelivery[] = [];
       if (free > 0 && (this.inFlight.size === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
@@ -173,9 +182,7 @@ export class OutboundEngine {
         this.inFlight.add(attempt);
       }
       // A full batch may have more behind it; otherwise wait for news or the next poll.
-      if ((claimed.length === 0 || claimed.length < free) && !this.wakeRequested) {
-        await once(this.wakeUp, 'wake', { signal: AbortSignal.any([signal, AbortSignal.timeout(this.pollMs)]) }).catch(() => undefined);
-      }
+      if (claimed.length === 0 || claimed.length < free) await this.news.wait(this.pollMs, since);
     }
     await Promise.all([...this.inFlight]);
   }
