@@ -4,10 +4,14 @@ import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
+import { GroupCommitter } from '../eventstore/group-commit.ts';
 import { NotificationListener } from '../eventstore/postgres-listener.ts';
 import type { HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
-import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type NewDelivery } from './queue.ts';
+import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type FailedAttempt, type NewDelivery } from './queue.ts';
+
+/** An attempt's end, waiting for the group commit that records it. */
+type SettledAttempt = { delivered: DeliveredAttempt } | { failed: FailedAttempt };
 
 /**
  * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim): a target
@@ -102,8 +106,8 @@ export class OutboundEngine {
   private subscription: Subscription | null = null;
   private working: Promise<void> | null = null;
   private readonly concurrency: number;
-  private readonly delivered: { attempt: DeliveredAttempt; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private recording: Promise<void> | null = null;
+  /** Answers, for a failed attempt, its target's consecutive failed deliveries after the group. */
+  private readonly recorder: GroupCommitter<SettledAttempt, number>;
   private readonly pollMs: number;
 
   constructor(private readonly options: OutboundEngineOptions) {
@@ -114,6 +118,7 @@ export class OutboundEngine {
     // Every attempt in flight listens to it (up to `concurrency` at once).
     setMaxListeners(0, this.stopping.signal);
     options.metrics.track(this.queue);
+    this.recorder = new GroupCommitter({ write: (group) => this.record(group), maxInFlight: 1, maxWeight: RECORD_GROUP_MAX, weigh: () => 1 });
   }
 
   async start(): Promise<void> {
@@ -187,27 +192,18 @@ export class OutboundEngine {
     await Promise.all([...this.inFlight]);
   }
 
-  /** Group commit of delivered attempts: those that finish while a write is in flight go in the next one. */
-  private recordDelivered(attempt: DeliveredAttempt): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.delivered.push({ attempt, resolve, reject });
-      this.recording ??= this.flushDelivered().finally(() => {
-        this.recording = null;
-      });
-    });
-  }
-
-  private async flushDelivered(): Promise<void> {
-    while (this.delivered.length > 0) {
-      const group = this.delivered.splice(0, RECORD_GROUP_MAX);
-      try {
-        // A target that recovered had its waiting retries made due: look for them now.
-        if ((await this.queue.recordDelivered(group.map((waiting) => waiting.attempt))) > 0) this.wake();
-        for (const waiting of group) waiting.resolve();
-      } catch (error) {
-        for (const waiting of group) waiting.reject(error);
-      }
-    }
+  /**
+   * Records the attempts that ended while the previous group was written: two statements (the
+   * delivered, then the failed), one group at a time, so no two writes of this instance contend for
+   * the targets' rows.
+   */
+  private async record(group: SettledAttempt[]): Promise<number[]> {
+    const delivered = group.flatMap((settled) => ('delivered' in settled ? [settled.delivered] : []));
+    const failed = group.flatMap((settled) => ('failed' in settled ? [settled.failed] : []));
+    // A target that recovered had its waiting retries made due: look for them now.
+    if ((await this.queue.recordDelivered(delivered)) > 0) this.wake();
+    const failedDeliveries = await this.queue.recordFailures(failed);
+    return group.map((settled) => ('failed' in settled ? (failedDeliveries.get(settled.failed.delivery.targetId) ?? 0) : 0));
   }
 
   private async attempt(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<void> {
@@ -227,14 +223,13 @@ export class OutboundEngine {
         return;
       }
       if (result.ok) {
-        // Deliveries are recorded together (one statement per group), failures one by one: they count towards the threshold.
-        await this.recordDelivered({ delivery, result, startedAt });
+        await this.recorder.submit({ delivered: { delivery, result, startedAt } });
         this.options.metrics.outcome(channel.name, 'delivered');
         return;
       }
       const delayMs = channel.retryDelayMs(delivery.attempt);
       const retryAt = delayMs === null ? null : new Date(clock.now().getTime() + delayMs);
-      const failedDeliveries = await this.queue.recordFailure(delivery, result, retryAt, startedAt);
+      const failedDeliveries = await this.recorder.submit({ failed: { delivery, result, startedAt, retryAt } });
       this.options.metrics.outcome(channel.name, retryAt ? 'retrying' : 'failed');
       if (retryAt === null && failedDeliveries >= channel.failureThreshold && (await channel.onTargetFailing(delivery, failedDeliveries))) {
         const dropped = await this.queue.cancelWaiting(delivery.targetId, 'the target was stopped after consecutive failed deliveries');

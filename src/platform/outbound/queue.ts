@@ -76,6 +76,21 @@ export interface DeliveredAttempt {
   startedAt: Date;
 }
 
+/** A failed attempt waiting to be recorded: the next at `retryAt`, or none left (null). */
+export interface FailedAttempt extends DeliveredAttempt {
+  retryAt: Date | null;
+}
+
+/** The first six parameters of an attempts' unnest: delivery id, attempt, started at, duration, status, body. */
+const attemptColumns = (attempts: DeliveredAttempt[]) => [
+  attempts.map((a) => a.delivery.id),
+  attempts.map((a) => a.delivery.attempt),
+  attempts.map((a) => a.startedAt),
+  attempts.map((a) => a.result.durationMs),
+  attempts.map((a) => a.result.status),
+  attempts.map((a) => a.result.body),
+];
+
 /** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
 export class OutboundQueue {
   constructor(
@@ -142,42 +157,41 @@ export class OutboundQueue {
   }
 
   /**
-   * Records a failed attempt: the retry at `retryAt`, or with null the delivery failed (its retry
-   * schedule is exhausted). Answers the target's consecutive failed deliveries, which only a failed
-   * delivery raises: during an outage the target's deliveries wait in their retry slots, however many
-   * attempts fail meanwhile.
+   * Records failed attempts in one statement: each attempt, its delivery's retry at `retryAt`, or
+   * with null the delivery failed (its retry schedule is exhausted). Answers, per target, its
+   * consecutive failed deliveries, which only a failed delivery raises: during an outage the
+   * target's deliveries wait in their retry slots, however many attempts fail meanwhile.
    */
-  async recordFailure(delivery: ClaimedDelivery, result: AttemptResult, retryAt: Date | null, startedAt: Date): Promise<number> {
-    const { rows } = await this.pool.query<{ consecutive_failures: number }>(
-      `with attempt as (
+  async recordFailures(failures: FailedAttempt[]): Promise<Map<string, number>> {
+    if (failures.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ target_id: string; consecutive_failures: number }>(
+      `with input as (
+         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
+                as t (id, attempt, started_at, duration_ms, response_status, response_body, error, retry_at, target_id)
+       ), attempt as (
          insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
-         values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing
+         select id, attempt, started_at, duration_ms, response_status, response_body, error from input on conflict do nothing
        ), delivery as (
-         update outbound_deliveries set attempts = $2, status = $8, next_attempt_at = $9, in_flight = false, last_response_status = $5,
-                last_response_body = $6, last_duration_ms = $4, last_error = $7, updated_at = now()
-          where id = $1
+         update outbound_deliveries d set attempts = i.attempt, status = case when i.retry_at is null then 'failed' else 'retrying' end,
+                next_attempt_at = i.retry_at, in_flight = false, last_response_status = i.response_status,
+                last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = i.error, updated_at = now()
+           from input i where d.id = i.id
        )
-       insert into outbound_targets (feature, target_id, consecutive_failures, failing_since) values ($10, $11, case when $12 then 1 else 0 end, $3)
+       insert into outbound_targets (feature, target_id, consecutive_failures, failing_since)
+       select $10, target_id, count(*) filter (where retry_at is null), min(started_at) from input group by target_id order by target_id
        on conflict (feature, target_id) do update
-          set consecutive_failures = outbound_targets.consecutive_failures + case when $12 then 1 else 0 end,
-              failing_since = coalesce(outbound_targets.failing_since, $3)
-       returning consecutive_failures`,
+          set consecutive_failures = outbound_targets.consecutive_failures + excluded.consecutive_failures,
+              failing_since = coalesce(outbound_targets.failing_since, excluded.failing_since)
+       returning target_id, consecutive_failures`,
       [
-        delivery.id,
-        delivery.attempt,
-        startedAt,
-        result.durationMs,
-        result.status,
-        result.body,
-        result.error,
-        retryAt ? 'retrying' : 'failed',
-        retryAt,
+        ...attemptColumns(failures),
+        failures.map((f) => f.result.error),
+        failures.map((f) => f.retryAt),
+        failures.map((f) => f.delivery.targetId),
         this.feature,
-        delivery.targetId,
-        retryAt === null,
       ],
     );
-    return rows[0]?.consecutive_failures ?? 0;
+    return new Map(rows.map((row) => [row.target_id, row.consecutive_failures]));
   }
 
   /**
@@ -210,12 +224,7 @@ export class OutboundQueue {
          from recovered r
         where d.feature = $7 and d.target_id = r.target_id and d.next_attempt_at > now() and d.status = 'retrying' and not d.in_flight`,
       [
-        attempts.map((a) => a.delivery.id),
-        attempts.map((a) => a.delivery.attempt),
-        attempts.map((a) => a.startedAt),
-        attempts.map((a) => a.result.durationMs),
-        attempts.map((a) => a.result.status),
-        attempts.map((a) => a.result.body),
+        ...attemptColumns(attempts),
         this.feature,
         [...new Set(attempts.map((a) => a.delivery.targetId))],
       ],

@@ -42,6 +42,9 @@ describe('outbound delivery queue', () => {
 
   const delivered = { ...failed, ok: true, status: 200, error: null };
   const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
+  /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
+  const recordFailure = async (queue: OutboundQueue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
+    (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
 
   it('records each attempt and schedules the retry; only a failed delivery (no attempt left) counts, a delivered one resets the count', async () => {
     const queue = new OutboundQueue(db.pool, 'attempts');
@@ -50,9 +53,9 @@ describe('outbound delivery queue', () => {
     const [first, second, third] = await queue.claimDue(now, 3, 60_000);
     const retryAt = new Date(now.getTime() + 60_000);
     // A failed attempt with a retry ahead is not a failed delivery.
-    expect(await queue.recordFailure(first!, failed, retryAt, now)).toBe(0);
-    expect(await queue.recordFailure(second!, failed, null, now)).toBe(1);
-    expect(await queue.recordFailure(third!, failed, null, now)).toBe(2);
+    expect(await recordFailure(queue, first!, retryAt, now)).toBe(0);
+    expect(await recordFailure(queue, second!, null, now)).toBe(1);
+    expect(await recordFailure(queue, third!, null, now)).toBe(2);
     const log = await queue.listForTarget('acme', 'flaky', 1, 10);
     expect(log.items.map((entry) => [entry.status, entry.attempt, entry.responseStatus])).toEqual(
       expect.arrayContaining([
@@ -72,7 +75,21 @@ describe('outbound delivery queue', () => {
     ]);
     await queue.enqueue(db.pool, deliveries(1, 'flaky'), now);
     const [next] = await queue.claimDue(now, 1, 60_000);
-    expect(await queue.recordFailure(next!, failed, null, now)).toBe(1);
+    expect(await recordFailure(queue, next!, null, now)).toBe(1);
+  });
+
+  it('records a group of failed attempts in one statement, counting per target only the deliveries left without a retry', async () => {
+    const queue = new OutboundQueue(db.pool, 'grouped');
+    const now = new Date();
+    await queue.enqueue(db.pool, [...deliveries(3, 'gone'), ...deliveries(2, 'blinking')], now);
+    const claimed = await queue.claimDue(now, 5, 60_000);
+    const retryAt = new Date(now.getTime() + 60_000);
+    const counts = await queue.recordFailures(
+      claimed.map((delivery) => ({ delivery, result: failed, startedAt: now, retryAt: delivery.targetId === 'gone' ? null : retryAt })),
+    );
+    expect(Object.fromEntries(counts)).toEqual({ gone: 3, blinking: 0 });
+    expect((await queue.listForTarget('acme', 'gone', 1, 10)).items.map((entry) => entry.status)).toEqual(['failed', 'failed', 'failed']);
+    expect((await queue.claimDue(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
   });
 
   it("a target's success after failures makes its waiting retries due at once, except those in flight", async () => {
@@ -80,7 +97,7 @@ describe('outbound delivery queue', () => {
     const now = new Date();
     const inHour = new Date(now.getTime() + 3_600_000);
     await queue.enqueue(db.pool, [...deliveries(3, 'recovering'), ...deliveries(1, 'still-down')], now);
-    for (const delivery of await queue.claimDue(now, 4, 60_000)) await queue.recordFailure(delivery, failed, inHour, now);
+    for (const delivery of await queue.claimDue(now, 4, 60_000)) await recordFailure(queue, delivery, inHour, now);
     await queue.enqueue(db.pool, deliveries(2, 'recovering'), now);
     const [inFlight, succeeding] = await queue.claimDue(now, 2, 60_000);
 
@@ -113,9 +130,9 @@ describe('outbound delivery queue', () => {
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(3, 'manual-target'), now);
     const [failedOne, dropped, waiting] = await queue.claimDue(now, 3, 60_000);
-    await queue.recordFailure(failedOne!, failed, null, now);
+    await recordFailure(queue, failedOne!, null, now);
     await queue.cancel(dropped!, 'the target no longer takes deliveries');
-    await queue.recordFailure(waiting!, failed, new Date(now.getTime() + 60_000), now);
+    await recordFailure(queue, waiting!, new Date(now.getTime() + 60_000), now);
 
     expect(await queue.retryNow('acme', 'manual-target', failedOne!.id, now)).toBe(true);
     expect(await queue.retryNow('acme', 'manual-target', dropped!.id, now)).toBe(true);
