@@ -11,7 +11,7 @@ import { fullJitterDelayMs } from './retry.ts';
 /** The fields of an audit entry a record carries (spec, Log stream delivery). */
 export type AuditedEntry = Omit<LogRecord, 'timestamp'> & { createdAt: string };
 
-/** Consecutive failed attempts after which a stream goes to status error (spec, Limits). */
+/** Consecutive failed deliveries (8 attempts each) after which a stream goes to status error (spec, Limits). */
 export const FAILURES_BEFORE_ERROR = 10;
 
 /** The action of the delivery a stream's creation makes (decisions.md, Log streams). */
@@ -63,7 +63,7 @@ export function logStreamChannel(deps: LogStreamChannelDeps): OutboundChannel {
     failureThreshold: FAILURES_BEFORE_ERROR,
 
     async onTargetFailing(delivery, failures) {
-      await deps.commands.disableFailing(delivery.tenantId, delivery.targetId, failures, systemContext(delivery.tenantId));
+      return deps.commands.disableFailing(delivery.tenantId, delivery.targetId, failures, systemContext(delivery.tenantId));
     },
   };
 }

@@ -138,8 +138,9 @@ export function logStreamsModule(deps: LogStreamsModuleDeps) {
       if (name !== undefined || eventFilters !== undefined || sealed) await commands.update(tenant, id, { name, eventFilters, ...sealed }, context);
       if (status) {
         await commands.setStatus(tenant, id, status, context);
-        // Back from error (or a pause): failures before count no more.
+        // Back from error (or a pause): failures before count no more. Paused: what waits is dropped.
         if (status === 'active' && before.status !== 'active') await engine.queue.resetFailures(id);
+        if (status === 'paused' && before.status === 'active') await engine.queue.cancelWaiting(id, 'the stream was paused');
       }
       return existing(tenant, id);
     },
@@ -147,6 +148,7 @@ export function logStreamsModule(deps: LogStreamsModuleDeps) {
     async delete(tenant: string, id: string, context: CommandContext): Promise<void> {
       await existing(tenant, id);
       await commands.delete(tenant, id, context);
+      await engine.queue.cancelWaiting(id, 'the stream was deleted');
     },
 
     /** Every stream with its last delivery time. */

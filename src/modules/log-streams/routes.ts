@@ -32,7 +32,7 @@ const streamSchema = z.object({
   id: z.string(),
   name: z.string(),
   type: z.enum(LOG_STREAM_TYPES),
-  status: z.enum(LOG_STREAM_STATUSES),
+  status: z.enum(LOG_STREAM_STATUSES).describe('error once 10 consecutive deliveries failed (each after its 8th attempt; a delivered one resets the count)'),
   config: z.record(z.string(), z.unknown()).describe('secret members and credential headers masked as "********"'),
   eventFilters: z.array(z.string()).nullable(),
   createdAt: timestamp,

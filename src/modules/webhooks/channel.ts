@@ -12,7 +12,7 @@ import { needsHistory, webhookData } from './payloads.ts';
 import { webhookQueries, type WebhookQueries } from './queries.ts';
 import { signatureHeaders } from './signing.ts';
 
-/** Consecutive failed attempts after which a subscription is deactivated (spec, Limits). */
+/** Consecutive failed deliveries (retry schedule exhausted) after which a subscription is deactivated (spec, Limits). */
 export const FAILURES_BEFORE_DEACTIVATION = 10;
 
 const USER_AGENT = 'IAM-Webhooks/1.0';
@@ -125,6 +125,7 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
     async onTargetFailing(delivery, failures) {
       const deactivated = await deps.commands.deactivate(delivery.tenantId, delivery.targetId, failures, systemContext(delivery.tenantId));
       if (deactivated) await notifyAdmins(delivery, failures);
+      return deactivated;
     },
   };
 }

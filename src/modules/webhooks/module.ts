@@ -67,11 +67,16 @@ export function webhooksModule(deps: WebhooksModuleDeps) {
         const before = await existing(tenant, webhookId);
         if (changes.url) await assertDeliverable(changes.url);
         const result = await commands.update(tenant, webhookId, changes, context);
-        // Reactivated: the failures that deactivated it no longer count.
+        // Reactivated: the failures that deactivated it no longer count. Deactivated: what waits is dropped.
         if (changes.isActive && !before.isActive) await engine.queue.resetFailures(webhookId);
+        if (changes.isActive === false && before.isActive) await engine.queue.cancelWaiting(webhookId, 'the subscription was deactivated');
         return result;
       },
-      delete: commands.delete,
+      async delete(tenant: string, webhookId: string, context: CommandContext) {
+        const result = await commands.delete(tenant, webhookId, context);
+        await engine.queue.cancelWaiting(webhookId, 'the subscription was deleted');
+        return result;
+      },
       rotateSecret: commands.rotateSecret,
     },
     queries,

@@ -39,7 +39,7 @@ const webhookSchema = z.object({
   url: z.string(),
   events: z.array(z.string()),
   signingSecret: z.string().describe('masked (whsec_****abcd), except in the create answer'),
-  isActive: z.boolean(),
+  isActive: z.boolean().describe('false once 10 consecutive deliveries failed (each after its last retry; a delivered one resets the count), or when set so'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -11,6 +11,8 @@ export class NotificationListener {
   private generation = 0;
   private waiters = new Set<() => void>();
   private closed = false;
+  private notifying: Promise<void> | null = null;
+  private notifyAgain = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -73,12 +75,39 @@ export class NotificationListener {
     this.notifyAll();
   }
 
+  /**
+   * Wakes every instance's waiters (every instance LISTENs) after a commit, in a statement of its own
+   * that has no transaction id, so it needs no WAL flush (a NOTIFY inside the transaction would
+   * serialise the commits); calls made meanwhile share the next one. If the process dies in
+   * between, waiters still look at their next poll.
+   */
+  notifyEveryInstance(): void {
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = this.pool
+      .query('select pg_notify($1, $2)', [this.channel, ''])
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        this.notifying = null;
+        if (this.notifyAgain) {
+          this.notifyAgain = false;
+          this.notifyEveryInstance();
+        }
+      });
+  }
+
   private notifyAll(): void {
     this.generation += 1;
     for (const wake of [...this.waiters]) wake();
   }
 
   async close(): Promise<void> {
+    while (this.notifying) await this.notifying;
     this.closed = true;
     this.notifyAll();
     await this.connecting;

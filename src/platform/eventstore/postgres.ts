@@ -65,8 +65,6 @@ function toRecorded(row: EventRow): RecordedEvent {
 export class PostgresEventStore implements EventStore {
   private readonly listener: NotificationListener;
   private readonly committer: GroupCommitter<StreamAppend[], AppendResult[]>;
-  private notifying: Promise<void> | null = null;
-  private notifyAgain = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -123,7 +121,7 @@ export class PostgresEventStore implements EventStore {
     ]);
     if (rows.some((row) => row.out_outcome === 'appended' && row.out_position !== '0')) {
       this.listener.announce();
-      this.notifyCommitted();
+      this.listener.notifyEveryInstance();
     }
     const byEntry = new Map(rows.map((row) => [row.out_entry - 1, row]));
     let first = 0;
@@ -139,31 +137,6 @@ export class PostgresEventStore implements EventStore {
       }
       return own.map(({ row }) => ({ nextExpectedRevision: BigInt(row!.out_revision!), position: BigInt(row!.out_position!) }));
     });
-  }
-
-  /**
-   * Wakes other instances' subscribers (every instance LISTENs) after the commit, in a statement of its own that
-   * has no transaction id, so it needs no WAL flush; calls made meanwhile share the next one. If
-   * the process dies in between, subscribers still find the events at their next poll.
-   */
-  private notifyCommitted(): void {
-    if (this.notifying) {
-      this.notifyAgain = true;
-      return;
-    }
-    this.notifying = this.pool
-      .query('select pg_notify($1, $2)', [CHANNEL, ''])
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .finally(() => {
-        this.notifying = null;
-        if (this.notifyAgain) {
-          this.notifyAgain = false;
-          this.notifyCommitted();
-        }
-      });
   }
 
   async readStream(streamId: string, fromRevision = 0n): Promise<RecordedEvent[]> {
@@ -257,7 +230,6 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    while (this.notifying) await this.notifying;
     await this.listener.close();
   }
 }

@@ -1,12 +1,17 @@
-import { EventEmitter, once, setMaxListeners } from 'node:events';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
 import type { Pool, PoolClient } from '../db/pool.ts';
+import { GroupCommitter } from '../eventstore/group-commit.ts';
+import { NotificationListener } from '../eventstore/postgres-listener.ts';
 import type { HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
-import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type NewDelivery } from './queue.ts';
+import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type FailedAttempt, type NewDelivery } from './queue.ts';
+
+/** An attempt's end, waiting for the group commit that records it. */
+type SettledAttempt = { delivered: DeliveredAttempt } | { failed: FailedAttempt };
 
 /**
  * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim): a target
@@ -42,12 +47,19 @@ export interface OutboundChannel {
    * of its own, or null when the target takes no deliveries any more.
    */
   prepare(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<OutboundRequest | OutboundSend | null>;
-  /** The wait before the attempt after failed attempt number `attempt`, or null when none is left. */
+  /** The wait before the attempt after failed attempt number `attempt`, or null when none is left (the delivery failed). */
   retryDelayMs(attempt: number): number | null;
-  /** Consecutive failed attempts of one target after which `onTargetFailing` is called. */
+  /**
+   * Consecutive failed deliveries of one target (each with its retry schedule exhausted; a delivered
+   * one resets the count) after which `onTargetFailing` is called.
+   */
   failureThreshold: number;
-  /** Called after each failed attempt once the target's consecutive failures reach the threshold. */
-  onTargetFailing(delivery: ClaimedDelivery, consecutiveFailures: number): Promise<void>;
+  /**
+   * Called after each failed delivery once the target's consecutive failed deliveries reach the
+   * threshold. True when this call stopped the target (deactivated it): its waiting deliveries are
+   * then dropped.
+   */
+  onTargetFailing(delivery: ClaimedDelivery, consecutiveFailures: number): Promise<boolean>;
 }
 
 export interface OutboundEngineOptions {
@@ -63,7 +75,7 @@ export interface OutboundEngineOptions {
   timeoutMs: number;
   /** Attempts in flight at once in this instance. */
   concurrency?: number;
-  /** How often idle workers look for due deliveries another instance enqueued or a retry that fell due. */
+  /** How often idle workers look for retries that fell due (deliveries enqueued anywhere wake them at once). */
   pollMs?: number;
 }
 
@@ -83,25 +95,30 @@ const CLAIM_WHEN_FREE_SHARE = 1 / 8;
  */
 export class OutboundEngine {
   readonly queue: OutboundQueue;
-  private readonly wakeUp = new EventEmitter().setMaxListeners(0);
+  /**
+   * Wakes the workers: at once for this instance's news (wake), through LISTEN/NOTIFY for
+   * deliveries another instance enqueued; its generation keeps news that came while the worker was
+   * busy.
+   */
+  private readonly news: NotificationListener;
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
-  /** Set by wake(): news that arrived while the worker was busy is not lost. */
-  private wakeRequested = false;
   private subscription: Subscription | null = null;
   private working: Promise<void> | null = null;
   private readonly concurrency: number;
-  private readonly delivered: { attempt: DeliveredAttempt; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private recording: Promise<void> | null = null;
+  /** Answers, for a failed attempt, its target's consecutive failed deliveries after the group. */
+  private readonly recorder: GroupCommitter<SettledAttempt, number>;
   private readonly pollMs: number;
 
   constructor(private readonly options: OutboundEngineOptions) {
     this.queue = new OutboundQueue(options.pool, options.channel.name);
     this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
+    this.news = new NotificationListener(options.pool, `outbound_${options.channel.name}`);
     // Every attempt in flight listens to it (up to `concurrency` at once).
     setMaxListeners(0, this.stopping.signal);
     options.metrics.track(this.queue);
+    this.recorder = new GroupCommitter({ write: (group) => this.record(group), maxInFlight: 1, maxWeight: RECORD_GROUP_MAX, weigh: () => 1 });
   }
 
   async start(): Promise<void> {
@@ -127,7 +144,11 @@ export class OutboundEngine {
           }
           await this.queue.enqueue(tx, deliveries, clock.now());
         });
-        if (enqueued > 0) this.wake();
+        // This instance's workers at once, the other instances' through PostgreSQL.
+        if (enqueued > 0) {
+          this.wake();
+          this.news.notifyEveryInstance();
+        }
       },
     });
     this.working = this.work();
@@ -135,20 +156,20 @@ export class OutboundEngine {
 
   /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */
   wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp.emit('wake');
+    this.news.announce();
   }
 
   async stop(): Promise<void> {
     await this.subscription?.close();
     this.stopping.abort();
+    await this.news.close();
     await this.working;
   }
 
   private async work(): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
-      this.wakeRequested = false;
+      const since = this.news.current;
       const free = this.concurrency - this.inFlight.size;
       let claimed: ClaimedDelivery[] = [];
       if (free > 0 && (this.inFlight.size === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
@@ -166,33 +187,23 @@ export class OutboundEngine {
         this.inFlight.add(attempt);
       }
       // A full batch may have more behind it; otherwise wait for news or the next poll.
-      if ((claimed.length === 0 || claimed.length < free) && !this.wakeRequested) {
-        await once(this.wakeUp, 'wake', { signal: AbortSignal.any([signal, AbortSignal.timeout(this.pollMs)]) }).catch(() => undefined);
-      }
+      if (claimed.length === 0 || claimed.length < free) await this.news.wait(this.pollMs, since);
     }
     await Promise.all([...this.inFlight]);
   }
 
-  /** Group commit of delivered attempts: those that finish while a write is in flight go in the next one. */
-  private recordDelivered(attempt: DeliveredAttempt): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.delivered.push({ attempt, resolve, reject });
-      this.recording ??= this.flushDelivered().finally(() => {
-        this.recording = null;
-      });
-    });
-  }
-
-  private async flushDelivered(): Promise<void> {
-    while (this.delivered.length > 0) {
-      const group = this.delivered.splice(0, RECORD_GROUP_MAX);
-      try {
-        await this.queue.recordDelivered(group.map((waiting) => waiting.attempt));
-        for (const waiting of group) waiting.resolve();
-      } catch (error) {
-        for (const waiting of group) waiting.reject(error);
-      }
-    }
+  /**
+   * Records the attempts that ended while the previous group was written: two statements (the
+   * delivered, then the failed), one group at a time, so no two writes of this instance contend for
+   * the targets' rows.
+   */
+  private async record(group: SettledAttempt[]): Promise<number[]> {
+    const delivered = group.flatMap((settled) => ('delivered' in settled ? [settled.delivered] : []));
+    const failed = group.flatMap((settled) => ('failed' in settled ? [settled.failed] : []));
+    // A target that recovered had its waiting retries made due: look for them now.
+    if ((await this.queue.recordDelivered(delivered)) > 0) this.wake();
+    const failedDeliveries = await this.queue.recordFailures(failed);
+    return group.map((settled) => ('failed' in settled ? (failedDeliveries.get(settled.failed.delivery.targetId) ?? 0) : 0));
   }
 
   private async attempt(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<void> {
@@ -212,16 +223,18 @@ export class OutboundEngine {
         return;
       }
       if (result.ok) {
-        // Deliveries are recorded together (one statement per group), failures one by one: they count towards the threshold.
-        await this.recordDelivered({ delivery, result, startedAt });
+        await this.recorder.submit({ delivered: { delivery, result, startedAt } });
         this.options.metrics.outcome(channel.name, 'delivered');
         return;
       }
-      const delayMs = result.ok ? null : channel.retryDelayMs(delivery.attempt);
-      const outcome = result.ok ? ({ delivered: true } as const) : { delivered: false as const, retryAt: delayMs === null ? null : new Date(clock.now().getTime() + delayMs) };
-      const failures = await this.queue.recordAttempt(delivery, result, outcome, startedAt);
-      this.options.metrics.outcome(channel.name, result.ok ? 'delivered' : delayMs === null ? 'failed' : 'retrying');
-      if (!result.ok && failures >= channel.failureThreshold) await channel.onTargetFailing(delivery, failures);
+      const delayMs = channel.retryDelayMs(delivery.attempt);
+      const retryAt = delayMs === null ? null : new Date(clock.now().getTime() + delayMs);
+      const failedDeliveries = await this.recorder.submit({ failed: { delivery, result, startedAt, retryAt } });
+      this.options.metrics.outcome(channel.name, retryAt ? 'retrying' : 'failed');
+      if (retryAt === null && failedDeliveries >= channel.failureThreshold && (await channel.onTargetFailing(delivery, failedDeliveries))) {
+        const dropped = await this.queue.cancelWaiting(delivery.targetId, 'the target was stopped after consecutive failed deliveries');
+        this.options.metrics.outcome(channel.name, 'cancelled', dropped);
+      }
     } catch (error) {
       // The claim's lease runs out and the delivery is attempted again.
       logger.error({ err: error, channel: channel.name, deliveryId: delivery.id }, 'delivery attempt could not be recorded');

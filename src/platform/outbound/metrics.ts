@@ -10,7 +10,8 @@ const OUTCOMES: AttemptOutcomeLabel[] = ['delivered', 'retrying', 'failed', 'can
 export interface OutboundMetrics {
   /** Reports the queue's backlog and exports its outcome series from now on. */
   track(queue: OutboundQueue): void;
-  outcome(feature: string, outcome: AttemptOutcomeLabel): void;
+  /** `count` deliveries (1 unless a statement settled several) ended an attempt with `outcome`. */
+  outcome(feature: string, outcome: AttemptOutcomeLabel, count?: number): void;
 }
 
 /** Attempts by outcome, each queue's depth and the age of its oldest due delivery, labelled by feature. */
@@ -18,7 +19,7 @@ export function registerOutboundMetrics(metrics: Metrics, clock: Clock): Outboun
   const queues: OutboundQueue[] = [];
   const attempts = new Counter({
     name: 'iam_outbound_deliveries_total',
-    help: 'Delivery attempts by outcome (retrying: failed with another attempt scheduled; failed: none left)',
+    help: 'Delivery attempts by outcome (retrying: failed with another attempt scheduled; failed: none left; cancelled: dropped, the target stopped)',
     labelNames: ['feature', 'outcome'],
     registers: [metrics.registry],
   });
@@ -34,6 +35,6 @@ export function registerOutboundMetrics(metrics: Metrics, clock: Clock): Outboun
       queues.push(queue);
       for (const outcome of OUTCOMES) attempts.inc({ feature: queue.feature, outcome }, 0);
     },
-    outcome: (feature, outcome) => attempts.inc({ feature, outcome }),
+    outcome: (feature, outcome, count = 1) => attempts.inc({ feature, outcome }, count),
   };
 }

@@ -76,8 +76,20 @@ export interface DeliveredAttempt {
   startedAt: Date;
 }
 
-/** What an attempt decided: `retryAt` null means no attempt is left. */
-export type AttemptOutcome = { delivered: true } | { delivered: false; retryAt: Date | null };
+/** A failed attempt waiting to be recorded: the next at `retryAt`, or none left (null). */
+export interface FailedAttempt extends DeliveredAttempt {
+  retryAt: Date | null;
+}
+
+/** The first six parameters of an attempts' unnest: delivery id, attempt, started at, duration, status, body. */
+const attemptColumns = (attempts: DeliveredAttempt[]) => [
+  attempts.map((a) => a.delivery.id),
+  attempts.map((a) => a.delivery.attempt),
+  attempts.map((a) => a.startedAt),
+  attempts.map((a) => a.result.durationMs),
+  attempts.map((a) => a.result.status),
+  attempts.map((a) => a.result.body),
+];
 
 /** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
 export class OutboundQueue {
@@ -125,7 +137,7 @@ export class OutboundQueue {
       payload: string;
       attempts: number;
     }>(
-      `update outbound_deliveries d set next_attempt_at = $3, updated_at = $2
+      `update outbound_deliveries d set next_attempt_at = $3, in_flight = true, updated_at = $2
          from (select id from outbound_deliveries
                 where feature = $1 and next_attempt_at <= $2
                 order by next_attempt_at limit $4 for update skip locked) due
@@ -145,51 +157,53 @@ export class OutboundQueue {
   }
 
   /**
-   * Records an attempt and its outcome, and counts the target's consecutive failures (a delivery
-   * resets them). Returns that count.
+   * Records failed attempts in one statement: each attempt, its delivery's retry at `retryAt`, or
+   * with null the delivery failed (its retry schedule is exhausted). Answers, per target, its
+   * consecutive failed deliveries, which only a failed delivery raises: during an outage the
+   * target's deliveries wait in their retry slots, however many attempts fail meanwhile.
    */
-  async recordAttempt(delivery: ClaimedDelivery, result: AttemptResult, outcome: AttemptOutcome, startedAt: Date): Promise<number> {
-    const status: DeliveryStatus = outcome.delivered ? 'delivered' : outcome.retryAt ? 'retrying' : 'failed';
-    const nextAttemptAt = outcome.delivered ? null : outcome.retryAt;
-    const { rows } = await this.pool.query<{ consecutive_failures: number }>(
-      `with attempt as (
+  async recordFailures(failures: FailedAttempt[]): Promise<Map<string, number>> {
+    if (failures.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ target_id: string; consecutive_failures: number }>(
+      `with input as (
+         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
+                as t (id, attempt, started_at, duration_ms, response_status, response_body, error, retry_at, target_id)
+       ), attempt as (
          insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
-         values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing
+         select id, attempt, started_at, duration_ms, response_status, response_body, error from input on conflict do nothing
        ), delivery as (
-         update outbound_deliveries set attempts = $2, status = $8, next_attempt_at = $9, last_response_status = $5,
-                last_response_body = $6, last_duration_ms = $4, last_error = $7, updated_at = now()
-          where id = $1
+         update outbound_deliveries d set attempts = i.attempt, status = case when i.retry_at is null then 'failed' else 'retrying' end,
+                next_attempt_at = i.retry_at, in_flight = false, last_response_status = i.response_status,
+                last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = i.error, updated_at = now()
+           from input i where d.id = i.id
        )
-       insert into outbound_targets (feature, target_id, consecutive_failures) values ($10, $11, case when $12 then 0 else 1 end)
+       insert into outbound_targets (feature, target_id, consecutive_failures, failing_since)
+       select $10, target_id, count(*) filter (where retry_at is null), min(started_at) from input group by target_id order by target_id
        on conflict (feature, target_id) do update
-          set consecutive_failures = case when $12 then 0 else outbound_targets.consecutive_failures + 1 end
-       returning consecutive_failures`,
+          set consecutive_failures = outbound_targets.consecutive_failures + excluded.consecutive_failures,
+              failing_since = coalesce(outbound_targets.failing_since, excluded.failing_since)
+       returning target_id, consecutive_failures`,
       [
-        delivery.id,
-        delivery.attempt,
-        startedAt,
-        result.durationMs,
-        result.status,
-        result.body,
-        result.error,
-        status,
-        nextAttemptAt,
+        ...attemptColumns(failures),
+        failures.map((f) => f.result.error),
+        failures.map((f) => f.retryAt),
+        failures.map((f) => f.delivery.targetId),
         this.feature,
-        delivery.targetId,
-        outcome.delivered,
       ],
     );
-    return rows[0]?.consecutive_failures ?? 0;
+    return new Map(rows.map((row) => [row.target_id, row.consecutive_failures]));
   }
 
   /**
-   * Records delivered attempts in one statement: their attempts, the deliveries settled, and their
-   * targets' consecutive failures reset (only where there were any, so a busy target's row is not
-   * rewritten for every delivery).
+   * Records delivered attempts in one statement: their attempts and the deliveries settled. A target
+   * among them that had failed since its last success has recovered: its consecutive failed
+   * deliveries go back to 0 and its waiting retries are due at once, so the backlog of an outage
+   * drains now rather than in the retry slots (a busy, healthy target's row is not rewritten).
+   * Answers how many retries were made due.
    */
-  async recordDelivered(attempts: DeliveredAttempt[]): Promise<void> {
-    if (attempts.length === 0) return;
-    await this.pool.query(
+  async recordDelivered(attempts: DeliveredAttempt[]): Promise<number> {
+    if (attempts.length === 0) return 0;
+    const { rowCount } = await this.pool.query(
       `with input as (
          select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
                 as t (id, attempt, started_at, duration_ms, response_status, response_body)
@@ -197,36 +211,52 @@ export class OutboundQueue {
          insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
          select id, attempt, started_at, duration_ms, response_status, response_body, null from input on conflict do nothing
        ), delivery as (
-         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, last_response_status = i.response_status,
-                last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = null, updated_at = now()
+         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, in_flight = false,
+                last_response_status = i.response_status, last_response_body = i.response_body, last_duration_ms = i.duration_ms,
+                last_error = null, updated_at = now()
            from input i where d.id = i.id
+       ), recovered as (
+         update outbound_targets set consecutive_failures = 0, failing_since = null
+          where feature = $7 and target_id = any($8) and (consecutive_failures <> 0 or failing_since is not null)
+          returning target_id
        )
-       update outbound_targets set consecutive_failures = 0
-        where feature = $7 and target_id = any($8) and consecutive_failures <> 0`,
+       update outbound_deliveries d set next_attempt_at = now(), updated_at = now()
+         from recovered r
+        where d.feature = $7 and d.target_id = r.target_id and d.next_attempt_at > now() and d.status = 'retrying' and not d.in_flight`,
       [
-        attempts.map((a) => a.delivery.id),
-        attempts.map((a) => a.delivery.attempt),
-        attempts.map((a) => a.startedAt),
-        attempts.map((a) => a.result.durationMs),
-        attempts.map((a) => a.result.status),
-        attempts.map((a) => a.result.body),
+        ...attemptColumns(attempts),
         this.feature,
         [...new Set(attempts.map((a) => a.delivery.targetId))],
       ],
     );
+    return rowCount ?? 0;
   }
 
   /** Gives a claimed delivery back unattempted (shutdown): due again at once, for any instance. */
   async release(delivery: ClaimedDelivery): Promise<void> {
-    await this.pool.query('update outbound_deliveries set next_attempt_at = now() where id = $1', [delivery.id]);
+    await this.pool.query('update outbound_deliveries set next_attempt_at = now(), in_flight = false where id = $1', [delivery.id]);
   }
 
   /** The target no longer takes deliveries (deleted, deactivated): the delivery is dropped. */
   async cancel(delivery: ClaimedDelivery, reason: string): Promise<void> {
     await this.pool.query(
-      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, last_error = $2, updated_at = now() where id = $1`,
+      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, in_flight = false, last_error = $2, updated_at = now() where id = $1`,
       [delivery.id, reason],
     );
+  }
+
+  /**
+   * The target no longer takes deliveries (deactivated, paused, deleted): all its waiting deliveries
+   * are dropped in one statement. Those in flight are left to their workers, which drop them when
+   * they see the target. Answers how many were dropped.
+   */
+  async cancelWaiting(targetId: string, reason: string): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, last_error = $3, updated_at = now()
+        where feature = $1 and target_id = $2 and next_attempt_at is not null and not in_flight`,
+      [this.feature, targetId, reason],
+    );
+    return rowCount ?? 0;
   }
 
   /** Makes a failed or cancelled delivery of the target due now; false when there is no such delivery. */
@@ -289,9 +319,9 @@ export class OutboundQueue {
     );
   }
 
-  /** A target that came back (reactivated) starts counting failures afresh. */
+  /** A target that came back (reactivated) starts counting failed deliveries afresh. */
   async resetFailures(targetId: string): Promise<void> {
-    await this.pool.query('update outbound_targets set consecutive_failures = 0 where feature = $1 and target_id = $2', [this.feature, targetId]);
+    await this.pool.query('update outbound_targets set consecutive_failures = 0, failing_since = null where feature = $1 and target_id = $2', [this.feature, targetId]);
   }
 
   /** Deliveries waiting for an attempt, and how long the oldest due one has waited (seconds). */

@@ -125,10 +125,26 @@ describe('webhook subscriptions over HTTP', () => {
     expect(again.body.error.code).toBe('DELIVERY_NOT_FAILED');
   });
 
-  it('deactivates a subscription after 10 consecutive failed attempts and e-mails the tenant admins; reactivation resumes deliveries', async () => {
+  it('deactivates a subscription after 10 consecutive failed deliveries (a delivered one resets the count) and e-mails the tenant admins; reactivation resumes deliveries', async () => {
     const hook = await create();
+    const statusesOf = async () => (await deliveriesOf(hook.id)).map((delivery: { status: string }) => delivery.status);
+    const failTests = async (count: number) => {
+      const before = (await statusesOf()).filter((status: string) => status === 'failed').length;
+      for (let i = 0; i < count; i++) await call('POST', `/api/webhooks/${hook.id}/test`);
+      await vi.waitFor(async () => expect((await statusesOf()).filter((status: string) => status === 'failed').length).toBe(before + count), WAIT);
+    };
     receiver.answer({ status: 502 });
-    for (let i = 0; i < 5; i++) await call('POST', `/api/webhooks/${hook.id}/test`);
+    // 9 failed deliveries (18 failed attempts), then a delivered one: still active, the count starts again.
+    await failTests(9);
+    expect((await call('GET', `/api/webhooks/${hook.id}`)).body.data.isActive).toBe(true);
+    receiver.answer({ status: 200 });
+    await call('POST', `/api/webhooks/${hook.id}/test`);
+    await vi.waitFor(async () => expect(await statusesOf()).toContain('delivered'), WAIT);
+    receiver.answer({ status: 502 });
+    await failTests(9);
+    expect((await call('GET', `/api/webhooks/${hook.id}`)).body.data.isActive).toBe(true);
+    await failTests(1);
+
     const mail = await smtp.waitForMessage((message) => message.subject === 'A webhook subscription was deactivated', 30_000);
     expect(mail.to).toEqual([ADMIN.email]);
     expect(mail.text).toContain('10 consecutive failed deliveries');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OutboundQueue } from '../../../src/platform/outbound/queue.ts';
+import { OutboundQueue, type ClaimedDelivery } from '../../../src/platform/outbound/queue.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
@@ -40,30 +40,89 @@ describe('outbound delivery queue', () => {
     expect(await queue.claimDue(afterLease, 500, 60_000)).toHaveLength(200);
   });
 
-  it('records each attempt, schedules the retry, counts consecutive failures per target and resets them on success', async () => {
+  const delivered = { ...failed, ok: true, status: 200, error: null };
+  const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
+  /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
+  const recordFailure = async (queue: OutboundQueue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
+    (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
+
+  it('records each attempt and schedules the retry; only a failed delivery (no attempt left) counts, a delivered one resets the count', async () => {
     const queue = new OutboundQueue(db.pool, 'attempts');
     const now = new Date();
-    await queue.enqueue(db.pool, deliveries(2, 'flaky'), now);
-    const [first, second] = await queue.claimDue(now, 2, 60_000);
+    await queue.enqueue(db.pool, deliveries(3, 'flaky'), now);
+    const [first, second, third] = await queue.claimDue(now, 3, 60_000);
     const retryAt = new Date(now.getTime() + 60_000);
-    expect(await queue.recordAttempt(first!, failed, { delivered: false, retryAt }, now)).toBe(1);
-    expect(await queue.recordAttempt(second!, failed, { delivered: false, retryAt: null }, now)).toBe(2);
+    // A failed attempt with a retry ahead is not a failed delivery.
+    expect(await recordFailure(queue, first!, retryAt, now)).toBe(0);
+    expect(await recordFailure(queue, second!, null, now)).toBe(1);
+    expect(await recordFailure(queue, third!, null, now)).toBe(2);
     const log = await queue.listForTarget('acme', 'flaky', 1, 10);
     expect(log.items.map((entry) => [entry.status, entry.attempt, entry.responseStatus])).toEqual(
       expect.arrayContaining([
         ['retrying', 1, 500],
+        ['failed', 1, 500],
         ['failed', 1, 500],
       ]),
     );
     expect(await queue.claimDue(now, 10, 60_000)).toEqual([]);
     const [retry] = await queue.claimDue(retryAt, 10, 60_000);
     expect(retry).toMatchObject({ id: first!.id, attempt: 2 });
-    expect(await queue.recordAttempt(retry!, { ...failed, ok: true, status: 200, error: null }, { delivered: true }, retryAt)).toBe(0);
+    await queue.recordDelivered([deliveredNow(retry!, retryAt)]);
     const { rows } = await db.pool.query('select attempt, response_status from outbound_attempts where delivery_id = $1 order by attempt', [first!.id]);
     expect(rows).toEqual([
       { attempt: 1, response_status: 500 },
       { attempt: 2, response_status: 200 },
     ]);
+    await queue.enqueue(db.pool, deliveries(1, 'flaky'), now);
+    const [next] = await queue.claimDue(now, 1, 60_000);
+    expect(await recordFailure(queue, next!, null, now)).toBe(1);
+  });
+
+  it('records a group of failed attempts in one statement, counting per target only the deliveries left without a retry', async () => {
+    const queue = new OutboundQueue(db.pool, 'grouped');
+    const now = new Date();
+    await queue.enqueue(db.pool, [...deliveries(3, 'gone'), ...deliveries(2, 'blinking')], now);
+    const claimed = await queue.claimDue(now, 5, 60_000);
+    const retryAt = new Date(now.getTime() + 60_000);
+    const counts = await queue.recordFailures(
+      claimed.map((delivery) => ({ delivery, result: failed, startedAt: now, retryAt: delivery.targetId === 'gone' ? null : retryAt })),
+    );
+    expect(Object.fromEntries(counts)).toEqual({ gone: 3, blinking: 0 });
+    expect((await queue.listForTarget('acme', 'gone', 1, 10)).items.map((entry) => entry.status)).toEqual(['failed', 'failed', 'failed']);
+    expect((await queue.claimDue(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
+  });
+
+  it("a target's success after failures makes its waiting retries due at once, except those in flight", async () => {
+    const queue = new OutboundQueue(db.pool, 'recovery');
+    const now = new Date();
+    const inHour = new Date(now.getTime() + 3_600_000);
+    await queue.enqueue(db.pool, [...deliveries(3, 'recovering'), ...deliveries(1, 'still-down')], now);
+    for (const delivery of await queue.claimDue(now, 4, 60_000)) await recordFailure(queue, delivery, inHour, now);
+    await queue.enqueue(db.pool, deliveries(2, 'recovering'), now);
+    const [inFlight, succeeding] = await queue.claimDue(now, 2, 60_000);
+
+    expect(await queue.recordDelivered([deliveredNow(succeeding!, now)])).toBe(3);
+    const dueNow = await queue.claimDue(new Date(Date.now() + 1_000), 10, 60_000);
+    expect(dueNow.map((d) => d.targetId)).toEqual(['recovering', 'recovering', 'recovering']);
+    expect(dueNow.map((d) => d.attempt)).toEqual([2, 2, 2]);
+    expect(dueNow.map((d) => d.id)).not.toContain(inFlight!.id);
+    // A target without failures since its last success is not touched again.
+    expect(await queue.recordDelivered(dueNow.map((d) => deliveredNow(d, now)))).toBe(0);
+  });
+
+  it("drops a stopped target's waiting deliveries in one statement, leaving those in flight to their workers", async () => {
+    const queue = new OutboundQueue(db.pool, 'cancel');
+    const now = new Date();
+    await queue.enqueue(db.pool, deliveries(5, 'stopped'), new Date(now.getTime() - 1_000));
+    await queue.enqueue(db.pool, deliveries(2, 'kept'), now);
+    const [inFlight] = await queue.claimDue(now, 1, 60_000);
+    expect(inFlight!.targetId).toBe('stopped');
+
+    expect(await queue.cancelWaiting('stopped', 'deactivated')).toBe(4);
+    const log = await queue.listForTarget('acme', 'stopped', 1, 10);
+    expect(log.items.filter((entry) => entry.status === 'cancelled').map((entry) => entry.error)).toEqual(Array(4).fill('deactivated'));
+    expect(log.items.find((entry) => entry.id === inFlight!.id)?.status).toBe('pending');
+    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['kept', 'kept']);
   });
 
   it('retries on demand only deliveries that are failed or were dropped, never delivered or waiting ones', async () => {
@@ -71,9 +130,9 @@ describe('outbound delivery queue', () => {
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(3, 'manual-target'), now);
     const [failedOne, dropped, waiting] = await queue.claimDue(now, 3, 60_000);
-    await queue.recordAttempt(failedOne!, failed, { delivered: false, retryAt: null }, now);
+    await recordFailure(queue, failedOne!, null, now);
     await queue.cancel(dropped!, 'the target no longer takes deliveries');
-    await queue.recordAttempt(waiting!, failed, { delivered: false, retryAt: new Date(now.getTime() + 60_000) }, now);
+    await recordFailure(queue, waiting!, new Date(now.getTime() + 60_000), now);
 
     expect(await queue.retryNow('acme', 'manual-target', failedOne!.id, now)).toBe(true);
     expect(await queue.retryNow('acme', 'manual-target', dropped!.id, now)).toBe(true);
