@@ -1,4 +1,4 @@
-import { applicationCommands, applicationQueries, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
+import { applicationCommands, applicationQueries, cachedApplications, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
 import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
@@ -127,7 +127,8 @@ export async function buildService(infra: Infrastructure) {
   const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
-  const oauth = oauthModule({ store, clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox });
+  const clients = cachedApplications(runner, store);
+  const oauth = oauthModule({ store, applications: readModelQueries('applications', readYourWrites, { byClientId: clients.byClientId }), clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox });
   const grants = oauth.grants(grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects }));
   const outboundClient = outboundClientFromConfig(config);
   const outboundMetrics = registerOutboundMetrics(metrics, clock);
@@ -146,7 +147,7 @@ export async function buildService(infra: Infrastructure) {
     metrics: outboundMetrics,
     logger,
   });
-  const applications = { commands: applicationCommands(commandDeps), queries: readModelQueries('applications', readYourWrites, applicationQueries(pool)) };
+  const applications = { commands: applicationCommands({ ...commandDeps, forget: clients.forget }), queries: readModelQueries('applications', readYourWrites, applicationQueries(pool)) };
   const audit = auditQueries(pool);
   const logStreams = logStreamsModule({
     ...commandDeps,

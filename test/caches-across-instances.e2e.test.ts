@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool } from '../src/platform/db/pool.ts';
+import { startInstanceBeside } from './support/second-instance.ts';
 import { PLATFORM, startTestService, type TestService } from './support/service.ts';
 
 /**
@@ -16,14 +16,7 @@ describe('per-instance caches across two instances', () => {
   beforeAll(async () => {
     a = await startTestService({ env: { IAM_BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, IAM_BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password } });
     // B has a connection pool of its own, whose statements the test records.
-    const pool = createPool(a.db.url, 20);
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const text = args[0];
-      statements.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
-      return query(...args);
-    };
-    b = await startTestService({ db: { url: a.db.url, pool, drop: () => pool.end() } });
+    b = await startInstanceBeside(a, (text) => statements.push(text));
   });
   afterAll(async () => {
     await b?.close();

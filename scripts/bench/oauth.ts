@@ -1,17 +1,22 @@
 /**
  * OAuth benchmark: client_credentials tokens per second (RS256) and authorization_code exchanges
  * per second (with PKCE, ID token and refresh rotation), over in-process HTTP (fastify inject),
- * plus where a client_credentials token's time goes (each step alone).
- * Usage: npm run bench:oauth [-- --tokens 3000 --codes 300]
+ * plus where a client_credentials token's time goes (each step alone) and RS256 signing
+ * strategies compared.
+ * Usage: npm run bench:oauth [-- --tokens 3000 --codes 300 --signs 1000]
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
-import { applicationByClientId } from '../../src/modules/applications/index.ts';
+import { availableParallelism, loadavg } from 'node:os';
+import { applicationByClientId, cachedApplications, secretMatches } from '../../src/modules/applications/index.ts';
+import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption } from './support.ts';
 
 const TOKENS = numberOption('tokens', 3000);
 const CODES = numberOption('codes', 300);
+const SIGNS = numberOption('signs', 1000);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const REDIRECT = 'https://bench.example/cb';
 
 type Bench = Awaited<ReturnType<typeof benchService>>;
@@ -29,13 +34,13 @@ const form = (bench: Bench, params: Record<string, string>) =>
   bench.service.app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(params).toString() });
 
 async function run(bench: Bench): Promise<void> {
-  const { inject, service, store } = bench;
+  const { inject, service, store, db } = bench;
   const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken;
   // Every code is a sign-in of the same user: the session limit would end the older ones.
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
   const m2m = (await inject('POST', '/api/applications', { name: 'bench-m2m', type: 'm2m', scopes: ['manage:users', 'view:audit'] }, admin)).data;
   const web = (await inject('POST', '/api/applications', { name: 'bench-web', type: 'web', redirectUris: [REDIRECT] }, admin)).data;
-  console.log(`oauth benchmark (node ${process.version}, ${service.keyRing.alg}), in-process HTTP (fastify inject), load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`oauth benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 4}), in-process HTTP (fastify inject), load average before: ${load()}`);
 
   const basic = `Basic ${Buffer.from(`${m2m.clientId}:${m2m.clientSecret}`).toString('base64')}`;
   const clientCredentials = async () => {
@@ -50,18 +55,30 @@ async function run(bench: Bench): Promise<void> {
   await timed(200, 8, clientCredentials); // warm-up
   for (const concurrency of [1, 8, 32]) {
     const result = await timed(TOKENS, concurrency, clientCredentials);
-    console.log(`client_credentials tokens, ${String(concurrency).padStart(2)} concurrent: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms`);
+    console.log(`client_credentials tokens, ${String(concurrency).padStart(2)} concurrent: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`);
   }
 
   // Where the time goes: each step of a client_credentials token alone, sequentially.
+  // The same caches as the service's (built the same way, on the same runner).
+  const applications = cachedApplications(service.runner, store);
+  const settings = cachedSettings(service.runner, settingsQueries(db.pool));
+  const secretHash = (await applicationByClientId(store, 'platform', m2m.clientId))!.secretHash;
   const steps: Record<string, () => Promise<unknown>> = {
-    'RS256 signature (TokenService.issue)': () => service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
-    'client lookup (application stream read + fold)': () => applicationByClientId(store, 'platform', m2m.clientId),
+    'whole request, 1 at a time (for comparison)': clientCredentials,
+    'access token: claims + RS256 signature (TokenService.issue)': () => service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
+    'client lookup, warm (application cache, in use)': () => applications.byClientId('platform', m2m.clientId),
+    'client lookup, cold (application stream read + fold)': () => applicationByClientId(store, 'platform', m2m.clientId),
+    'client secret check (SHA-256, constant-time compare)': async () => secretMatches(m2m.clientSecret, secretHash),
+    'tenant settings (settings cache, in use)': () => settings.nested('platform'),
   };
+  console.log('where a client_credentials token\'s time goes (each step alone, sequentially):');
   for (const [name, step] of Object.entries(steps)) {
     const result = await timed(1000, 1, step);
-    console.log(`  ${name}: ${fmt(1000 / result.perSecond, 3)} ms each`);
+    console.log(`  ${name.padEnd(60)} ${fmt(1000 / result.perSecond, 3)} ms each`);
   }
+  console.log('  no event is appended per client_credentials token (docs/oauth.md)');
+  await compareSigners(SIGNS);
+  console.log(`load average: ${load()}`);
 
   // Authorization codes: signed in beforehand (the sign-in is a password login), then exchanged.
   const codes: Array<{ code: string; verifier: string }> = [];
@@ -87,7 +104,7 @@ async function run(bench: Bench): Promise<void> {
   };
   const exchanges = await timed(CODES, 8, exchange);
   console.log(`authorization_code exchanges, 8 concurrent: ${fmt(exchanges.perSecond)}/s, p50 ${fmt(exchanges.p50, 1)} ms, p99 ${fmt(exchanges.p99, 1)} ms`);
-  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`load average after: ${load()}`);
 }
 
 await main();

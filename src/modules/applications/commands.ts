@@ -9,10 +9,16 @@ import { applicationDecider, type Application, type ApplicationCommand } from '.
 import { applicationStreamId, type ApplicationEvent, type ApplicationSettings, type ApplicationType } from './events.ts';
 import { isPublicType } from './rules.ts';
 
-/** Applications' commands. Secrets are generated here, answered once, and enter events only hashed. */
-export function applicationCommands(deps: CommandDeps) {
-  const run = (tenant: string, applicationId: string, command: ApplicationCommand, context: CommandContext) =>
-    handleCommand(deps, applicationDecider, applicationStreamId(tenant, applicationId), command, context);
+/**
+ * Applications' commands. Secrets are generated here, answered once, and enter events only hashed.
+ * `forget` is told of every change once appended (this instance's client cache drops the entry).
+ */
+export function applicationCommands(deps: CommandDeps & { forget: (tenant: string, applicationId: string) => void }) {
+  const run = async (tenant: string, applicationId: string, command: ApplicationCommand, context: CommandContext) => {
+    const result = await handleCommand(deps, applicationDecider, applicationStreamId(tenant, applicationId), command, context);
+    deps.forget(tenant, applicationId);
+    return result;
+  };
 
   return {
     /** Answers the client secret (web, m2m) in clear text: the only time it is ever shown. */

@@ -2,6 +2,8 @@
 export { clientIdOf, parseClientId, tenantNamedByClientId } from './client-ids.ts';
 export { secretMatches } from './client-secrets.ts';
 export { applicationByClientId, applicationCommands } from './commands.ts';
+export { cachedApplications } from './cache.ts';
+export type { ApplicationDirectory, CachedApplications } from './cache.ts';
 export type { ApplicationCommands } from './commands.ts';
 export type { Application } from './decider.ts';
 export { errorStatuses } from './errors.ts';

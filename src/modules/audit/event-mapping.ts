@@ -317,9 +317,17 @@ export const AUDIT_MAPPING: AuditMapping = {
 
   AuthorizationCodeIssued: { notAudited: 'the sign-in that precedes it is audited (LOGIN with its session)' },
   AuthorizationCodeRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
-  ClientSessionBound: { notAudited: 'bookkeeping of a device approval, which is audited' },
+  // A device approval, on the page (whose sign-in is also LOGIN) or through the JSON endpoint.
+  ClientSessionBound: {
+    actions: ['DEVICE_APPROVED'],
+    actor: userId,
+    resource: 'session',
+    resourceId: (d) => d.sessionId,
+    webhook: null,
+    details: (d) => ({ clientId: d.clientId, scope: d.scope }),
+  },
   DeviceAuthorizationStarted: { notAudited: 'a device asking; nothing is granted until a user approves' },
-  DeviceAuthorizationApproved: { notAudited: 'the page records its sign-in (LOGIN); an approval through the API has no audit action yet (docs/oauth.md)' },
+  DeviceAuthorizationApproved: { notAudited: 'audited as DEVICE_APPROVED through ClientSessionBound, appended with it (it names the client and scope)' },
   DeviceAuthorizationDenied: { notAudited: 'nothing is granted, and the denying sign-in is audited' },
   DeviceAuthorizationRedeemed: { notAudited: 'token issuance; the session it continues is audited' },
   AuthorizationCodeReplayed: { notAudited: 'its consequence, SessionRevoked with reason authorization_code_reuse, is audited' },

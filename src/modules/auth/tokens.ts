@@ -1,6 +1,7 @@
 import type { KeyRing } from '../keys/index.ts';
-import { SignJWT, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { Clock } from '../../platform/clock.ts';
+import { signCompactJws } from '../../platform/crypto/jws-signing.ts';
 import { platformError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { JwsRejected, verifiedJwsPayload } from './compact-jws.ts';
@@ -41,17 +42,17 @@ export class TokenService {
   ) {}
 
   async issue(claims: Pick<AccessTokenClaims, 'sub' | 'tid' | 'sid' | 'roles' | 'acr' | 'amr' | 'scope'> & Record<string, unknown>, lifetimeSeconds: number) {
-    const { kid, key } = await this.keyRing.signingKey();
+    const { kid, alg, key } = await this.keyRing.signingKey();
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    const token = await new SignJWT({ ...claims })
-      .setProtectedHeader({ alg: this.keyRing.alg, kid, typ: 'at+jwt' })
-      .setIssuer(this.issuer)
+    const registered = {
+      iss: this.issuer,
       // Our API is always an audience (tokens are verified by tenant); an exchanged token may name one more (RFC 8693).
-      .setAudience(typeof claims.aud === 'string' ? [String(claims.tid), claims.aud] : String(claims.tid))
-      .setIssuedAt(now)
-      .setExpirationTime(now + lifetimeSeconds)
-      .setJti(newId())
-      .sign(key);
+      aud: typeof claims.aud === 'string' ? [claims.tid, claims.aud] : claims.tid,
+      iat: now,
+      exp: now + lifetimeSeconds,
+      jti: newId(),
+    };
+    const token = await signCompactJws({ alg, kid, typ: 'at+jwt' }, { ...claims, ...registered }, key);
     return { token, expiresIn: lifetimeSeconds };
   }
 

@@ -1,5 +1,5 @@
-import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
-import { createPublicKey, createSecretKey, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { createPrivateKey, createPublicKey, createSecretKey, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import { systemContext } from '../../platform/commands/context.ts';
 import { fold } from '../../platform/commands/decider.ts';
@@ -14,15 +14,28 @@ import { SIGNING_KEYS_STREAM, type SigningAlgorithm, type SigningKeyEvent } from
 export const MAX_ACCESS_TOKEN_SECONDS = 86_400;
 const RELOAD_INTERVAL_MS = 60_000;
 
-type JoseKey = CryptoKey | Uint8Array;
+/**
+ * ID tokens are always RS256, whatever signs access tokens: a client verifies them with the JWKS
+ * (an HS256 ID token would need the client's secret as its key, and secrets are stored hashed).
+ */
+export const ID_TOKEN_ALG = 'RS256' satisfies SigningAlgorithm;
+
+/** A key ready to sign: node:crypto key objects made once per kid. */
+export interface SigningKeyPair {
+  kid: string;
+  alg: SigningAlgorithm;
+  key: KeyObject;
+}
 
 /**
- * The signing keys of the service, event-sourced in one stream and cached here. Other instances'
- * rotations are picked up by a periodic reload and whenever a token names an unknown kid.
+ * The signing keys of the service, event-sourced in one stream and cached here: keys of the
+ * configured access-token algorithm, and RS256 keys for ID tokens (the same keys when RS256 is
+ * configured). Other instances' rotations are picked up by a periodic reload and whenever a token
+ * names an unknown kid.
  */
 export class KeyRing {
   private state: KeyRingState = { keys: [] };
-  private imported = new Map<string, { verify: KeyObject; sign: JoseKey }>();
+  private imported = new Map<string, { verify: KeyObject; sign: KeyObject }>();
   private loadedAt = 0;
 
   constructor(
@@ -33,17 +46,22 @@ export class KeyRing {
 
   async start(): Promise<void> {
     await this.reload();
-    if (this.state.keys.some((k) => k.alg === this.alg)) return;
-    const command = { type: 'EnsureSigningKey' as const, key: await this.generate() };
-    await handleCommand(this.deps, keyRingDecider, SIGNING_KEYS_STREAM, command, systemContext(this.platformTenant));
-    await this.reload();
+    const missing = this.algorithms().filter((alg) => !this.state.keys.some((k) => k.alg === alg));
+    for (const alg of missing) {
+      const command = { type: 'EnsureSigningKey' as const, key: await this.generate(alg) };
+      await handleCommand(this.deps, keyRingDecider, SIGNING_KEYS_STREAM, command, systemContext(this.platformTenant));
+    }
+    if (missing.length > 0) await this.reload();
   }
 
+  /** Rotates every algorithm in use (access tokens', and ID tokens' when they differ); answers the access-token key's kid. */
   async rotate(actor: string): Promise<string> {
-    const key = await this.generate();
-    await handleCommand(this.deps, keyRingDecider, SIGNING_KEYS_STREAM, { type: 'RotateSigningKey', key }, { ...systemContext(this.platformTenant), actor });
+    const [accessKey, ...others] = await Promise.all(this.algorithms().map((alg) => this.generate(alg)));
+    for (const key of [accessKey!, ...others]) {
+      await handleCommand(this.deps, keyRingDecider, SIGNING_KEYS_STREAM, { type: 'RotateSigningKey', key }, { ...systemContext(this.platformTenant), actor });
+    }
     await this.reload();
-    return key.kid;
+    return accessKey!.kid;
   }
 
   async reload(): Promise<void> {
@@ -52,59 +70,59 @@ export class KeyRing {
     this.loadedAt = Date.now();
   }
 
-  /** The key new tokens are signed with. */
-  async signingKey(): Promise<{ kid: string; key: JoseKey }> {
+  /** The key new tokens of `alg` (by default the access tokens' algorithm) are signed with. */
+  async signingKey(alg: SigningAlgorithm = this.alg): Promise<SigningKeyPair> {
     if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
-    const current = this.state.keys.filter((k) => k.alg === this.alg).at(-1);
-    if (!current) throw new Error('No signing key: KeyRing.start() was not called');
-    return { kid: current.kid, key: (await this.importKey(current)).sign };
+    const current = this.state.keys.filter((k) => k.alg === alg).at(-1);
+    if (!current) throw new Error(`No ${alg} signing key: KeyRing.start() was not called`);
+    return { kid: current.kid, alg, key: this.importKey(current).sign };
   }
 
   /**
-   * The verification key for a kid, if it is still published (reloading once for an unknown kid):
-   * a node:crypto key object, made once per kid, for a synchronous verify.
+   * The verification key of `alg` (by default the access tokens') for a kid, if it is still
+   * published (reloading once for an unknown kid): a node:crypto key object, made once per kid.
    */
-  async verificationKey(kid: string): Promise<KeyObject | null> {
-    let key = this.published().find((k) => k.kid === kid);
+  async verificationKey(kid: string, alg: SigningAlgorithm = this.alg): Promise<KeyObject | null> {
+    let key = this.published(alg).find((k) => k.kid === kid);
     if (!key && Date.now() - this.loadedAt > 1000) {
       await this.reload();
-      key = this.published().find((k) => k.kid === kid);
+      key = this.published(alg).find((k) => k.kid === kid);
     }
-    return key ? (await this.importKey(key)).verify : null;
+    return key ? this.importKey(key).verify : null;
   }
 
-  /** The public JWKS: RSA public keys only (an HS256 secret is never published). */
+  /** The public JWKS: the RS256 public keys (ID tokens', and access tokens' when RS256); an HS256 secret is never published. */
   jwks(): { keys: JWK[] } {
-    return {
-      keys: this.published()
-        .filter((k) => k.publicJwk)
-        .map((k) => ({ ...(k.publicJwk as JWK), kid: k.kid, alg: k.alg, use: 'sig' })),
-    };
+    return { keys: this.published(ID_TOKEN_ALG).map((k) => ({ ...(k.publicJwk as JWK), kid: k.kid, alg: k.alg, use: 'sig' })) };
   }
 
-  private published(): SigningKey[] {
-    return publishedKeys(this.state, this.alg, this.deps.clock.now(), MAX_ACCESS_TOKEN_SECONDS);
+  private algorithms(): SigningAlgorithm[] {
+    return this.alg === ID_TOKEN_ALG ? [this.alg] : [this.alg, ID_TOKEN_ALG];
   }
 
-  private async importKey(key: SigningKey): Promise<{ verify: KeyObject; sign: JoseKey }> {
+  private published(alg: SigningAlgorithm): SigningKey[] {
+    return publishedKeys(this.state, alg, this.deps.clock.now(), MAX_ACCESS_TOKEN_SECONDS);
+  }
+
+  private importKey(key: SigningKey): { verify: KeyObject; sign: KeyObject } {
     const cached = this.imported.get(key.kid);
     if (cached) return cached;
     const secret = this.deps.secretBox.open(key.sealedPrivateKey);
-    const imported =
-      key.alg === 'HS256'
-        ? { verify: createSecretKey(Buffer.from(secret, 'base64url')), sign: Buffer.from(secret, 'base64url') }
-        : {
-            verify: createPublicKey({ key: key.publicJwk as JsonWebKey, format: 'jwk' }),
-            sign: (await importJWK(JSON.parse(secret) as JWK, 'RS256')) as CryptoKey,
-          };
+    let imported: { verify: KeyObject; sign: KeyObject };
+    if (key.alg === 'HS256') {
+      const secretKey = createSecretKey(Buffer.from(secret, 'base64url'));
+      imported = { verify: secretKey, sign: secretKey };
+    } else {
+      imported = { verify: createPublicKey({ key: key.publicJwk as JsonWebKey, format: 'jwk' }), sign: createPrivateKey({ key: JSON.parse(secret) as JsonWebKey, format: 'jwk' }) };
+    }
     this.imported.set(key.kid, imported);
     return imported;
   }
 
-  private async generate(): Promise<SigningKey> {
+  private async generate(alg: SigningAlgorithm): Promise<SigningKey> {
     const kid = newId();
     const createdAt = this.deps.clock.now().toISOString();
-    if (this.alg === 'HS256') {
+    if (alg === 'HS256') {
       return { kid, alg: 'HS256', publicJwk: null, sealedPrivateKey: this.deps.secretBox.seal(randomBytes(32).toString('base64url')), createdAt };
     }
     const { publicKey, privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });

@@ -1,8 +1,7 @@
-import { GRANT_TYPES } from '../applications/index.ts';
+import { GRANT_TYPES, type ApplicationDirectory } from '../applications/index.ts';
 import type { Grant } from '../auth/index.ts';
 import { invalidGrant, parseRefreshToken, type SessionCommands } from '../sessions/index.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { oauthError } from './errors.ts';
 import { assertGrantAllowed, authenticateClient } from './client-authentication.ts';
 import type { clientSessionTokens } from './client-sessions.ts';
@@ -10,7 +9,7 @@ import { tenantNamedByCode, type CodeCommands } from './codes.ts';
 import { scopeList } from './scopes.ts';
 
 export interface CodeGrantDeps {
-  store: EventStore;
+  applications: ApplicationDirectory;
   codes: CodeCommands;
   sessions: SessionCommands;
   secretBox: SecretBox;
@@ -26,7 +25,7 @@ export function authorizationCodeGrant(deps: CodeGrantDeps): Grant {
   return {
     tenantNamedBy: (params) => tenantNamedByCode(params.code),
     async handle(params, tenant, context) {
-      const application = await authenticateClient(deps.store, tenant, params);
+      const application = await authenticateClient(deps.applications, tenant, params);
       assertGrantAllowed(application, GRANT_TYPES.authorizationCode);
       if (!params.code) throw oauthError('invalid_request', 'The code parameter is required');
       const redeemed = await deps.codes.redeem(
@@ -57,7 +56,7 @@ export function clientAwareRefreshGrant(deps: CodeGrantDeps, base: Grant): Grant
       const parsed = params.refresh_token ? parseRefreshToken(params.refresh_token) : null;
       const grant = parsed ? await deps.codes.grantOf(tenant, parsed.id) : null;
       if (!grant || !params.refresh_token) return base.handle(params, tenant, context);
-      const application = await authenticateClient(deps.store, tenant, params);
+      const application = await authenticateClient(deps.applications, tenant, params);
       if (application.clientId !== grant.clientId) throw invalidGrant('The refresh token was issued to another client');
       assertGrantAllowed(application, GRANT_TYPES.refreshToken);
       const asked = scopeList(params.scope);

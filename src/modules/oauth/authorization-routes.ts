@@ -1,11 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
-import { applicationByClientId, tenantNamedByClientId } from '../applications/index.ts';
+import { tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
 import type { passwordLogin } from '../auth/index.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { DomainError } from '../../platform/errors.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { FormCsrf } from '../../platform/http/form-csrf.ts';
 import { html, sendPage } from '../../platform/http/html.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
@@ -17,7 +16,7 @@ import type { CodeCommands } from './codes.ts';
 import { AUTHORIZE_PARAMETERS, queryParameters } from './query-parameters.ts';
 
 export interface AuthorizationRouteDeps {
-  store: EventStore;
+  applications: ApplicationDirectory;
   login: ReturnType<typeof passwordLogin>;
   codes: CodeCommands;
   csrf: FormCsrf;
@@ -95,7 +94,7 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
       const named = tenantNamedByClientId(clientId);
       // A client of another tenant than x-tenant, or of none: unknown here.
       const tenant = named && (!request.tenant || request.tenant.name === named) ? await request.server.findTenant(named) : null;
-      const application = tenant && clientId ? await applicationByClientId(deps.store, tenant.name, clientId) : null;
+      const application = tenant && clientId ? await deps.applications.byClientId(tenant.name, clientId) : null;
       const outcome = checkAuthorizationRequest(query, application, tenant?.name ?? '', deps.clock.now().getTime());
       switch (outcome.kind) {
         case 'page':
@@ -131,7 +130,7 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
         return problemPage(reply, 403, 'This form has expired. Return to the application and start again.');
       }
       const tenant = await request.server.findTenant(authorization.tenant);
-      const application = tenant ? await applicationByClientId(deps.store, tenant.name, authorization.clientId) : null;
+      const application = tenant ? await deps.applications.byClientId(tenant.name, authorization.clientId) : null;
       if (!tenant || !application) return problemPage(reply, 400, 'This application is no longer known.');
       request.tenant = tenant;
       const context = commandContextOf(request);

@@ -1,5 +1,4 @@
-import { applicationByClientId, isPublicType, secretMatches, type Application } from '../applications/index.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
+import { isPublicType, secretMatches, type Application, type ApplicationDirectory } from '../applications/index.ts';
 import { oauthError } from './errors.ts';
 
 type Params = Record<string, string | undefined>;
@@ -12,10 +11,10 @@ const unknownClient = () => oauthError('invalid_client', 'Client authentication 
  * (spa, native) by its client_id alone (method none), which it must not pair with a secret.
  * Unknown client and wrong secret answer alike.
  */
-export async function authenticateClient(store: EventStore, tenant: string, params: Params): Promise<Application> {
+export async function authenticateClient(applications: ApplicationDirectory, tenant: string, params: Params): Promise<Application> {
   const clientId = params.client_id;
   if (!clientId) throw oauthError('invalid_client', 'The client_id parameter (or Basic credentials) is required');
-  const application = await applicationByClientId(store, tenant, clientId);
+  const application = await applications.byClientId(tenant, clientId);
   if (!application) throw unknownClient();
   if (isPublicType(application.type)) {
     if (params.client_auth_method !== 'none') throw oauthError('invalid_client', 'A public client authenticates with its client_id only');

@@ -1,7 +1,6 @@
-import { GRANT_TYPES, tenantNamedByClientId } from '../applications/index.ts';
+import { GRANT_TYPES, tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
 import type { Grant, TokenService } from '../auth/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { assertGrantAllowed, authenticateClient } from './client-authentication.ts';
 import { grantedScopes } from './scopes.ts';
 
@@ -11,11 +10,11 @@ import { grantedScopes } from './scopes.ts';
  * application's scopes (all of them when none is asked). No refresh token, and no event: issuing a
  * token changes no state (RFC 6749 4.4.3).
  */
-export function clientCredentialsGrant(deps: { store: EventStore; tokens: TokenService; settings: SettingsProvider }): Grant {
+export function clientCredentialsGrant(deps: { applications: ApplicationDirectory; tokens: TokenService; settings: SettingsProvider }): Grant {
   return {
     tenantNamedBy: (params) => tenantNamedByClientId(params.client_id),
     async handle(params, tenant) {
-      const application = await authenticateClient(deps.store, tenant, params);
+      const application = await authenticateClient(deps.applications, tenant, params);
       assertGrantAllowed(application, GRANT_TYPES.clientCredentials);
       const scopes = grantedScopes(params.scope, application.scopes, application.scopes);
       const { settings } = await deps.settings.nested(tenant);

@@ -1,9 +1,8 @@
-import { GRANT_TYPES, tenantNamedByClientId } from '../applications/index.ts';
+import { GRANT_TYPES, tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
 import type { Grant } from '../auth/index.ts';
 import { invalidGrant } from '../sessions/index.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { assertGrantAllowed, authenticateClient } from './client-authentication.ts';
 import type { clientSessionTokens } from './client-sessions.ts';
 import { parseDeviceCode, type DeviceFlow } from './device-flow.ts';
@@ -18,12 +17,12 @@ const MAX_TRACKED_POLLS = 10_000;
  * (RFC 8628 3.5; counted per instance, which a storm against one instance cannot get around
  * there), and the device code is spent by the poll that receives the tokens.
  */
-export function deviceCodeGrant(deps: { store: EventStore; clock: Clock; devices: DeviceFlow; secretBox: SecretBox; tokensFor: ReturnType<typeof clientSessionTokens> }): Grant {
+export function deviceCodeGrant(deps: { applications: ApplicationDirectory; clock: Clock; devices: DeviceFlow; secretBox: SecretBox; tokensFor: ReturnType<typeof clientSessionTokens> }): Grant {
   const lastPoll = new Map<string, number>();
   return {
     tenantNamedBy: (params) => tenantNamedByClientId(params.client_id),
     async handle(params, tenant, context) {
-      const application = await authenticateClient(deps.store, tenant, params);
+      const application = await authenticateClient(deps.applications, tenant, params);
       assertGrantAllowed(application, GRANT_TYPES.deviceCode);
       const parsed = params.device_code ? parseDeviceCode(params.device_code) : null;
       if (!parsed) throw invalidGrant('Unknown device_code');

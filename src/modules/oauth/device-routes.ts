@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
-import { GRANT_TYPES, tenantNamedByClientId } from '../applications/index.ts';
+import { GRANT_TYPES, tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
 import { withClientCredentials, type passwordLogin } from '../auth/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { DomainError, notFound, platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
@@ -21,7 +20,7 @@ import { oauthError } from './errors.ts';
 import { grantedScopes } from './scopes.ts';
 
 export interface DeviceRouteDeps {
-  store: EventStore;
+  applications: ApplicationDirectory;
   devices: DeviceFlow;
   login: ReturnType<typeof passwordLogin>;
   sessions: SessionCommands;
@@ -66,7 +65,7 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
         missing: () => oauthError('invalid_client', 'The client_id parameter is required'),
         foreign: () => oauthError('invalid_client', 'Client authentication failed'),
       });
-      const application = await authenticateClient(deps.store, tenant.name, params);
+      const application = await authenticateClient(deps.applications, tenant.name, params);
       assertGrantAllowed(application, GRANT_TYPES.deviceCode);
       const scope = grantedScopes(params.scope, AUTHORIZE_SCOPES, ['openid']);
       const { userCode, deviceCode } = await deps.devices.start(application, scope, commandContextOf(request));

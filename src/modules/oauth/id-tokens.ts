@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
-import type { KeyRing } from '../keys/index.ts';
+import { jwtVerify } from 'jose';
+import { ID_TOKEN_ALG, type KeyRing } from '../keys/index.ts';
 import type { ActiveUser } from '../users/index.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { signCompactJws } from '../../platform/crypto/jws-signing.ts';
 
 /** OIDC Core 3.1.3.6: base64url of the left half of the SHA-256 of the access token (RS256/HS256). */
 export const atHash = (accessToken: string): string => createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url');
@@ -32,7 +33,10 @@ function scopedClaims(user: ActiveUser, scope: string[]): Record<string, unknown
   };
 }
 
-/** ID tokens (OIDC Core 2) signed with the key ring's current key, for the client as audience. */
+/**
+ * ID tokens (OIDC Core 2) for the client as audience, always signed with the key ring's current
+ * RS256 key, published in the JWKS: also when access tokens are HS256 (decisions in docs/oauth.md).
+ */
 export class IdTokens {
   constructor(
     private readonly keyRing: KeyRing,
@@ -41,9 +45,9 @@ export class IdTokens {
   ) {}
 
   async issue(user: ActiveUser, grant: IdTokenGrant, accessToken: string, lifetimeSeconds: number): Promise<string> {
-    const { kid, key } = await this.keyRing.signingKey();
+    const { kid, alg, key } = await this.keyRing.signingKey(ID_TOKEN_ALG);
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    return new SignJWT({
+    const claims = {
       ...scopedClaims(user, grant.scope),
       azp: grant.clientId,
       auth_time: Math.floor(Date.parse(grant.authTime) / 1000),
@@ -52,14 +56,13 @@ export class IdTokens {
       amr: grant.amr,
       sid: grant.sessionId,
       at_hash: atHash(accessToken),
-    })
-      .setProtectedHeader({ alg: this.keyRing.alg, kid, typ: 'JWT' })
-      .setIssuer(this.issuer)
-      .setSubject(user.userId)
-      .setAudience(grant.clientId)
-      .setIssuedAt(now)
-      .setExpirationTime(now + lifetimeSeconds)
-      .sign(key);
+      iss: this.issuer,
+      sub: user.userId,
+      aud: grant.clientId,
+      iat: now,
+      exp: now + lifetimeSeconds,
+    };
+    return signCompactJws({ alg, kid, typ: 'JWT' }, claims, key);
   }
 
   /**
@@ -70,8 +73,8 @@ export class IdTokens {
     try {
       const { payload } = await jwtVerify(
         idToken,
-        async (header) => (header.kid ? await this.keyRing.verificationKey(header.kid) : null) ?? Promise.reject(new Error('unknown kid')),
-        { issuer: this.issuer, algorithms: [this.keyRing.alg], currentDate: new Date(0) },
+        async (header) => (header.kid ? await this.keyRing.verificationKey(header.kid, ID_TOKEN_ALG) : null) ?? Promise.reject(new Error('unknown kid')),
+        { issuer: this.issuer, algorithms: [ID_TOKEN_ALG], currentDate: new Date(0) },
       );
       if (typeof payload.sub !== 'string' || typeof payload.aud !== 'string') return null;
       return { sub: payload.sub, aud: payload.aud, sid: typeof payload.sid === 'string' ? payload.sid : null };

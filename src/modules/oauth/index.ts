@@ -5,3 +5,4 @@ export { deviceAuthorizationEvents } from './device-events.ts';
 export type { DeviceAuthorizationEvent } from './device-events.ts';
 export { errorStatuses } from './errors.ts';
 export { oauthModule, OAUTH_GRANT_ERRORS } from './module.ts';
+export { oauthRateLimitRules } from './rate-limits.ts';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { applicationByClientId, tenantNamedByClientId, type Application } from '../applications/index.ts';
+import { tenantNamedByClientId, type Application, type ApplicationDirectory } from '../applications/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { html, sendPage } from '../../platform/http/html.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
 import { publicAccess, route } from '../../platform/http/route.ts';
@@ -11,7 +10,7 @@ import type { IdTokens } from './id-tokens.ts';
 import { LOGOUT_PARAMETERS, queryParameters } from './query-parameters.ts';
 
 export interface LogoutRouteDeps {
-  store: EventStore;
+  applications: ApplicationDirectory;
   sessions: SessionCommands;
   idTokens: IdTokens;
 }
@@ -52,7 +51,7 @@ export function registerLogoutRoutes(app: HttpServer, deps: LogoutRouteDeps): vo
         if (hint && one(params.client_id) && one(params.client_id) !== hint.aud) return problem(reply, 'The sign-out request names two different applications.');
         const tenantName = tenantNamedByClientId(clientId ?? undefined);
         const tenant = tenantName ? await request.server.findTenant(tenantName) : null;
-        const application: Application | null = tenant && clientId ? await applicationByClientId(deps.store, tenant.name, clientId) : null;
+        const application: Application | null = tenant && clientId ? await deps.applications.byClientId(tenant.name, clientId) : null;
         const redirectUri = one(params.post_logout_redirect_uri);
         if (redirectUri && !application?.postLogoutRedirectUris.includes(redirectUri)) {
           return problem(reply, 'The address this application asked to return to after signing out is not registered for it.');

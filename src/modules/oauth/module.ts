@@ -21,10 +21,11 @@ import { tokenExchangeGrant } from './token-exchange-grant.ts';
 import { deviceCodeGrant } from './device-code-grant.ts';
 import { deviceFlow } from './device-flow.ts';
 import { registerDeviceRoutes } from './device-routes.ts';
-import { GRANT_TYPES } from '../applications/index.ts';
+import { GRANT_TYPES, type ApplicationDirectory } from '../applications/index.ts';
 
 export interface OAuthModuleDeps {
   store: EventStore;
+  applications: ApplicationDirectory;
   clock: Clock;
   tokens: TokenService;
   keyRing: KeyRing;

@@ -1,10 +1,9 @@
-import { applicationByClientId, GRANT_TYPES, tenantNamedByClientId } from '../applications/index.ts';
+import { GRANT_TYPES, tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
 import type { AccessTokenClaims, Grant, TokenService } from '../auth/index.ts';
 import { permissionsWithinScope, type RoleQueries } from '../roles/index.ts';
 import { invalidGrant } from '../sessions/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { assertGrantAllowed, authenticateClient } from './client-authentication.ts';
 import { oauthError } from './errors.ts';
 import { scopeList } from './scopes.ts';
@@ -19,7 +18,7 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
  * subject token's scope, or, when it has none, within the subject's current permissions. No
  * refresh token.
  */
-export function tokenExchangeGrant(deps: { store: EventStore; clock: Clock; tokens: TokenService; roles: RoleQueries; settings: SettingsProvider }): Grant {
+export function tokenExchangeGrant(deps: { applications: ApplicationDirectory; clock: Clock; tokens: TokenService; roles: RoleQueries; settings: SettingsProvider }): Grant {
   /** One of our access tokens of `tenant`, or invalid_grant (another tenant's, expired, forged). */
   async function verified(token: string | undefined, type: string | undefined, name: string, tenant: string): Promise<AccessTokenClaims> {
     if (!token) throw oauthError('invalid_request', `The ${name} parameter is required`);
@@ -49,12 +48,12 @@ export function tokenExchangeGrant(deps: { store: EventStore; clock: Clock; toke
   return {
     tenantNamedBy: (params) => tenantNamedByClientId(params.client_id),
     async handle(params, tenant) {
-      const client = await authenticateClient(deps.store, tenant, params);
+      const client = await authenticateClient(deps.applications, tenant, params);
       assertGrantAllowed(client, GRANT_TYPES.tokenExchange);
       const subject = await verified(params.subject_token, params.subject_token_type, 'subject_token', tenant);
       const actor = params.actor_token ? await verified(params.actor_token, params.actor_token_type, 'actor_token', tenant) : null;
       const audience = params.audience ?? null;
-      if (audience !== null && !(await applicationByClientId(deps.store, tenant, audience))) {
+      if (audience !== null && !(await deps.applications.byClientId(tenant, audience))) {
         throw oauthError('invalid_target', 'audience must be a client_id of this tenant');
       }
       const scope = await grantedScope(subject, tenant, scopeList(params.scope));

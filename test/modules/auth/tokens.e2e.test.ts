@@ -115,21 +115,26 @@ describe('HS256 signing (IAM_JWT_ALG=HS256)', () => {
   });
   afterAll(() => t.close());
 
-  it('signs with HS256, verifies its own tokens, and publishes no key in the JWKS', async () => {
+  it('signs with HS256, verifies its own tokens, and publishes only the ID tokens\' RS256 key in the JWKS', async () => {
     const token = await t.token({ sub: 'u1', tenant: PLATFORM, roles: ['admin'] });
-    expect(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).alg).toBe('HS256');
+    const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString());
+    expect(header.alg).toBe('HS256');
     expect((await t.request({ method: 'GET', url: '/api/roles', tenant: PLATFORM, token })).status).toBe(200);
-    expect((await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body).toEqual({ keys: [] });
+    const { keys } = (await t.request({ method: 'GET', url: '/.well-known/jwks.json' })).body;
+    expect(keys).toEqual([{ kty: 'RSA', use: 'sig', kid: expect.any(String), alg: 'RS256', n: expect.any(String), e: 'AQAB' }]);
+    expect(keys[0].kid).not.toBe(header.kid);
   });
 
-  it('rejects an RS256 token and an HS256 token made with another secret', async () => {
+  it('rejects an RS256 token (also one signed with the ID tokens\' own key) and an HS256 token made with another secret', async () => {
     const { privateKey } = await generateKeyPair('RS256');
+    const idTokenKey = await t.service.keyRing.signingKey('RS256');
     const now = Math.floor(Date.now() / 1000);
     const payload = { iss: 'http://iam.test', sub: 'u1', aud: PLATFORM, tid: PLATFORM, roles: ['admin'], iat: now, exp: now + 600 };
     const kid = JSON.parse(Buffer.from((await t.token({ sub: 'u1', tenant: PLATFORM, roles: [] })).split('.')[0]!, 'base64url').toString()).kid;
     const rs = await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid }).sign(privateKey);
     const hs = await new SignJWT(payload).setProtectedHeader({ alg: 'HS256', kid }).sign(new TextEncoder().encode('x'.repeat(32)));
-    for (const token of [rs, hs]) {
+    const signedAsIdToken = await new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: idTokenKey.kid }).sign(idTokenKey.key);
+    for (const token of [rs, hs, signedAsIdToken]) {
       const response = await t.request({ method: 'GET', url: '/api/roles', tenant: PLATFORM, token });
       expect(response.status).toBe(401);
       expect(response.body.error.code).toBe('TOKEN_INVALID');

@@ -38,7 +38,14 @@ describe('device authorization grant', () => {
     expect(again.status).toBe(404);
 
     const tokens = await client.pollDeviceAuthorizationGrant(config, started);
-    expect(tokens.claims()).toMatchObject({ aud: native.clientId, email: USER.email });
+    const id = tokens.claims()!;
+    expect(id).toMatchObject({ aud: native.clientId, email: USER.email });
+    // The approval through the JSON endpoint is in the audit log: the user approved this client's session.
+    expect(await s.t.service.runner.waitFor(await s.t.store.lastWrittenPosition(), 10_000, ['audit'])).toBe(true);
+    const audit = await s.t.request({ method: 'GET', url: '/api/logs/audit?action=DEVICE_APPROVED', tenant: TENANT, token: await s.admin() });
+    expect(audit.body.data.filter((entry: { resourceId: string }) => entry.resourceId === id.sid)).toEqual([
+      expect.objectContaining({ action: 'DEVICE_APPROVED', userId: id.sub, resource: 'session', status: 'success', metadata: expect.objectContaining({ clientId: native.clientId, scope: ['openid', 'email', 'offline_access'] }) }),
+    ]);
     expect(claimsOf(tokens.access_token)).toMatchObject({ client_id: native.clientId, scope: 'openid email offline_access' });
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
     expect(claimsOf(refreshed.access_token).scope).toBe('openid email offline_access');

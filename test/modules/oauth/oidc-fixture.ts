@@ -15,10 +15,10 @@ export interface OidcService {
   close(): Promise<void>;
 }
 
-export async function startOidcService(): Promise<OidcService> {
+export async function startOidcService(env: Record<string, string> = {}): Promise<OidcService> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const t = await startTestService({ env: { IAM_ISSUER: issuer, IAM_PUBLIC_URL: issuer, ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1' } });
+  const t = await startTestService({ env: { IAM_ISSUER: issuer, IAM_PUBLIC_URL: issuer, ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1', ...env } });
   await t.service.app.listen({ port, host: '127.0.0.1' });
   const root = await t.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
   for (const name of [TENANT, 'other']) {
@@ -40,8 +40,8 @@ export async function startOidcService(): Promise<OidcService> {
 }
 
 /** openid-client configured from discovery alone; plain http only because the test server is on loopback. */
-export const discover = (issuer: string, clientId: string, secret: string | undefined, auth?: client.ClientAuth) =>
-  client.discovery(new URL(issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests] });
+export const discover = (issuer: string, clientId: string, secret: string | undefined, auth?: client.ClientAuth, execute: Array<(config: client.Configuration) => void> = []) =>
+  client.discovery(new URL(issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests, ...execute] });
 
 /** A browser without JavaScript: fetches the sign-in page, posts its form with the cookie it set, and stops at the redirect. */
 export async function signIn(authorizationUrl: URL, credentials: { email: string; password: string } = USER): Promise<Response> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { clientAddressKey } from '../../../src/platform/http/rate-limit/client-address.ts';
 import { countHit, judge } from '../../../src/platform/http/rate-limit/sliding-window.ts';
 import { rateLimitRules } from '../../../src/rate-limit-rules.ts';
-import { ruleFor } from '../../../src/platform/http/rate-limit/tiers.ts';
+import { dependsOnBody, ruleFor } from '../../../src/platform/http/rate-limit/tiers.ts';
 
 const W = 60_000;
 const T0 = Date.UTC(2026, 0, 1);
@@ -72,6 +72,17 @@ describe('route tiers', () => {
   ])('%s %s -> %s (per account: %s)', (method, path, tier, perAccount) => {
     const rule = ruleFor(rateLimitRules, method, path);
     expect([rule?.tier, rule?.perAccount ?? false]).toEqual([tier, perAccount]);
+  });
+
+  it('token requests are in the auth tier, device-code polls in none (decided by the parsed body)', () => {
+    const poll = { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'x' };
+    expect(dependsOnBody(rateLimitRules, 'POST', '/api/auth/token')).toBe(true);
+    expect(dependsOnBody(rateLimitRules, 'POST', '/api/auth/login')).toBe(false);
+    expect(ruleFor(rateLimitRules, 'POST', '/api/auth/token', poll)?.tier).toBeNull();
+    expect(ruleFor(rateLimitRules, 'POST', '/api/auth/token', { grant_type: 'client_credentials' })?.tier).toBe('auth');
+    expect(ruleFor(rateLimitRules, 'POST', '/api/auth/token', 'grant_type=urn:ietf:params:oauth:grant-type:device_code')?.tier).toBe('auth');
+    // Without the body (before parsing, or for the API document) the path's tier.
+    expect(ruleFor(rateLimitRules, 'POST', '/api/auth/token')?.tier).toBe('auth');
   });
 });
 

@@ -6,7 +6,7 @@ import type { IdentifyCaller } from './caller.ts';
 import { clientAddressKey } from './client-address.ts';
 import { judge, type RateLimitVerdict } from './sliding-window.ts';
 import type { RateLimitStore } from './store.ts';
-import { ruleFor, type KeyKind, type RouteRule, type Tier, type Tiers } from './tiers.ts';
+import { dependsOnBody, ruleFor, type KeyKind, type RouteRule, type Tier, type Tiers } from './tiers.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,7 +52,8 @@ function accountKey(request: FastifyRequest): string | null {
  */
 export function registerRateLimit(app: HttpServer, options: RateLimitOptions): void {
   const { store, tiers, identifyCaller } = options;
-  const ruleOf = (request: FastifyRequest) => ruleFor(options.rules, request.method, request.routeOptions.url ?? request.url.split('?')[0]!);
+  const pathOf = (request: FastifyRequest) => request.routeOptions.url ?? request.url.split('?')[0]!;
+  const ruleOf = (request: FastifyRequest, body?: unknown) => ruleFor(options.rules, request.method, pathOf(request), body);
   app.decorateRequest('rateLimit', null);
   app.addHook('onClose', () => store.close());
 
@@ -76,20 +77,25 @@ export function registerRateLimit(app: HttpServer, options: RateLimitOptions): v
     }
   }
 
-  // First thing: before the tenant lookup, authentication and body parsing.
+  async function countInTier(request: FastifyRequest, reply: FastifyReply, tier: Tier): Promise<void> {
+    const keys = await Promise.all(tier.keys.map((kind) => keyOf(request, kind)));
+    await count(request, reply, tier, [...new Set(keys)]);
+  }
+
+  // First thing: before the tenant lookup, authentication and body parsing (unless the tier depends on the body).
   app.addHook('onRequest', async (request, reply) => {
+    if (dependsOnBody(options.rules, request.method, pathOf(request))) return;
     const tier = ruleOf(request)?.tier;
-    if (!tier) return;
-    const keys = await Promise.all(tiers[tier].keys.map((kind) => keyOf(request, kind)));
-    await count(request, reply, tiers[tier], [...new Set(keys)]);
+    if (tier) await countInTier(request, reply, tiers[tier]);
   });
 
-  // The account is in the body, parsed only now; still before validation and the route's work,
-  // so a rejected login costs no password hash.
+  // The body is parsed only now: the tiers that depend on it, and the account it names; still before
+  // validation and the route's work, so a rejected login costs no password hash.
   app.addHook('preValidation', async (request, reply) => {
-    const rule = ruleOf(request);
-    if (!rule?.tier || !rule.perAccount) return;
-    const account = accountKey(request);
+    const rule = ruleOf(request, request.body);
+    if (!rule?.tier) return;
+    if (dependsOnBody(options.rules, request.method, pathOf(request))) await countInTier(request, reply, tiers[rule.tier]);
+    const account = rule.perAccount ? accountKey(request) : null;
     if (account) await count(request, reply, tiers[rule.tier], [account]);
   });
 }

@@ -25,6 +25,11 @@ export interface RouteRule {
   tier: TierName | null;
   /** Also count per account: the tenant and the lower-cased `email` of the body. */
   perAccount?: true;
+  /**
+   * Only requests whose parsed body (form or JSON) holds these values. A request such a rule may
+   * match is counted once its body is parsed, still before validation and the route's work.
+   */
+  body?: Record<string, string>;
 }
 
 /** The platform's own routes: never limited (probes, metrics, the API documents). */
@@ -54,11 +59,23 @@ const matches = (rule: RouteRule, method: string, path: string): boolean =>
   (!rule.method || rule.method === method) &&
   (rule.path.endsWith('/*') ? path.startsWith(rule.path.slice(0, -1)) : path === rule.path);
 
-/** The rule of a request in `rules`; `path` without query string. */
-export function ruleFor(rules: readonly RouteRule[], method: string, path: string): RouteRule | undefined {
-  const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return rules.find((rule) => matches(rule, method, normalized));
+const normalizedPath = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+const bodyHolds = (wanted: Record<string, string>, body: unknown): boolean =>
+  typeof body === 'object' && body !== null && Object.entries(wanted).every(([field, value]) => (body as Record<string, unknown>)[field] === value);
+
+/**
+ * The rule of a request in `rules`; `path` without query string. `body` is the parsed body: without
+ * it (before parsing, or for the API document) rules naming body values do not match.
+ */
+export function ruleFor(rules: readonly RouteRule[], method: string, path: string, body?: unknown): RouteRule | undefined {
+  const normalized = normalizedPath(path);
+  return rules.find((rule) => matches(rule, method, normalized) && (!rule.body || bodyHolds(rule.body, body)));
 }
+
+/** Whether a rule naming body values may apply to the request: its tier is then known only once the body is parsed. */
+export const dependsOnBody = (rules: readonly RouteRule[], method: string, path: string): boolean =>
+  rules.some((rule) => rule.body !== undefined && matches(rule, method, normalizedPath(path)));
 
 /** How many requests each tier admits per window. */
 export type TierLimits = Record<TierName, { max: number; windowSeconds: number }>;

@@ -1,0 +1,17 @@
+import { createPool } from '../../src/platform/db/pool.ts';
+import { startTestService, type TestService } from './service.ts';
+
+/**
+ * A second service instance on `first`'s database, with a connection pool of its own whose every
+ * query is shown to `observe` (text and parameters) before it runs.
+ */
+export async function startInstanceBeside(first: TestService, observe: (text: string, parameters: unknown[]) => void): Promise<TestService> {
+  const pool = createPool(first.db.url, 20);
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const text = args[0];
+    observe(typeof text === 'string' ? text : String((text as { text?: string }).text), Array.isArray(args[1]) ? args[1] : []);
+    return query(...args);
+  };
+  return startTestService({ db: { url: first.db.url, pool, drop: () => pool.end() } });
+}
