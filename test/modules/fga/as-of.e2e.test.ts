@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTuple, type RelationTuple } from '../../../src/modules/fga/index.ts';
 import { TupleHistoryReader } from '../../../src/modules/fga/serving/tuple-history.ts';
-import { changesSince, OverlayTupleReader } from '../../../src/modules/fga/serving/tuple-overlay.ts';
+import { OverlayTupleReader, RecentTupleChanges } from '../../../src/modules/fga/serving/tuple-overlay.ts';
 import { MODEL, NEXT_MODEL } from './support/documents-model.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
 
@@ -90,19 +90,26 @@ describe.each([
   });
 
   it('holds, in the overlay, for every tuple ever written and at every instant, what the history holds', async () => {
-    const index = await t.service.fga.indexes.storeOf('acme');
+    const indexes = t.service.fga.indexes;
+    const index = await indexes.storeOf('acme');
+    // One instance kept across the instants (the first one's lifetimes serve the later ones), one fresh per instant.
+    const kept = new RecentTupleChanges(t.db.pool, 1000);
     for (const { at } of [{ at: beforeAnyModel }, ...observations]) {
       const instant = new Date(at);
-      const changes = await changesSince(t.db.pool, 'acme', instant, 1000);
-      expect(changes, at).not.toBeNull();
-      const overlaid = new OverlayTupleReader(index, changes!.overlay, () => t.service.fga.indexes.position.current, t.service.fga.indexes.position.current);
       const history = new TupleHistoryReader(t.db.pool, 'acme', instant);
-      for (const [text, tuple] of everWritten) {
-        expect(overlaid.hasTuple(tuple), `${text} at ${at}`).toBe(await history.hasTuple(tuple));
-        expect(new Set(overlaid.readSubjectIds(tuple)), `${text} at ${at}`).toEqual(new Set(await history.readSubjectIds(tuple)));
-        expect(new Set(overlaid.readObjectIds(tuple)), `${text} at ${at}`).toEqual(new Set(await history.readObjectIds(tuple)));
+      for (const recent of [kept, new RecentTupleChanges(t.db.pool, 1000)]) {
+        const changes = await recent.since('acme', instant);
+        expect(changes, at).not.toBeNull();
+        expect(changes!.checkpoint).toBeLessThanOrEqual(indexes.position.current);
+        const overlaid = new OverlayTupleReader(index, changes!.overlay, () => indexes.position.current, indexes.position.current);
+        for (const [text, tuple] of everWritten) {
+          expect(overlaid.hasTuple(tuple), `${text} at ${at}`).toBe(await history.hasTuple(tuple));
+          expect(new Set(overlaid.readSubjectIds(tuple)), `${text} at ${at}`).toEqual(new Set(await history.readSubjectIds(tuple)));
+          expect(new Set(overlaid.readObjectIds(tuple)), `${text} at ${at}`).toEqual(new Set(await history.readObjectIds(tuple)));
+        }
       }
     }
+    expect(await new RecentTupleChanges(t.db.pool, 2).since('acme', new Date(beforeAnyModel)), 'more changes than the limit').toBeNull();
   });
 
   it('answers NO_ACTIVE_MODEL for an instant after the tenant began but before any model', async () => {

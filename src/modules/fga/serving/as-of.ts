@@ -10,7 +10,7 @@ import { FGA_TUPLE_EVENT_TYPES } from '../tuples/events.ts';
 import type { ActiveModels } from './active-models.ts';
 import { consistencyTimeout, evaluationError } from './authorization.ts';
 import { TupleHistoryReader } from './tuple-history.ts';
-import { changesSince, foldLogTail, IndexMovedOn, OverlayTupleReader } from './tuple-overlay.ts';
+import { foldLogTail, IndexMovedOn, OverlayTupleReader, RecentTupleChanges } from './tuple-overlay.ts';
 
 export interface AuthorizationAsOfDeps {
   store: EventStore;
@@ -33,6 +33,8 @@ export interface AuthorizationAsOfDeps {
 
 /** Reads of the log's tail before giving up on the overlay while the live index keeps moving past it. */
 const OVERLAY_ATTEMPTS = 3;
+/** Tuple events past the kept lifetimes' checkpoint beyond which they are read again from the history. */
+const LONGEST_TAIL = 1000;
 
 const asOfError = (message: string) => validationError(message, [{ path: 'body.asOf', message }]);
 
@@ -45,6 +47,7 @@ const asOfError = (message: string) => validationError(message, [{ path: 'body.a
 export function authorizationAsOf(deps: AuthorizationAsOfDeps) {
   /** When each tenant began: its first event (creation), which never changes. */
   const beginnings = new Map<string, Date>();
+  const recentChanges = new RecentTupleChanges(deps.pool, deps.recentChangesLimit);
 
   async function beganAt(tenant: string): Promise<Date | null> {
     const known = beginnings.get(tenant);
@@ -62,7 +65,7 @@ export function authorizationAsOf(deps: AuthorizationAsOfDeps) {
    * not passed (the index may already hold them). Null when too much changed since `at`.
    */
   async function overlaidAt(tenant: string, at: Date): Promise<TupleReader | null> {
-    const changes = await changesSince(deps.pool, tenant, at, deps.recentChangesLimit);
+    const changes = await recentChanges.since(tenant, at);
     if (!changes) return null;
     const index = await deps.liveIndex.storeOf(tenant);
     // Tuples the history saw unchanged since `at` are read from the index: it must hold them.
@@ -75,6 +78,7 @@ export function authorizationAsOf(deps: AuthorizationAsOfDeps) {
               (event) => event.position <= bound,
             )
           : [];
+      if (tail.length > LONGEST_TAIL) recentChanges.forget(tenant);
       if (changes.overlay.size + tail.length > deps.recentChangesLimit) return null;
       if (deps.liveIndex.position() > bound) continue;
       const overlay = new Map(changes.overlay);

@@ -10,37 +10,91 @@ import { FGA_HISTORY_PROJECTION } from './tuple-history.ts';
 /** The tuples whose standing at an instant differs from the live index's, with their standing then. */
 export type TupleOverlay = Map<string, { tuple: RelationTuple; stood: boolean }>;
 
+/** One lifetime of a tuple that changed (was written or deleted) after some instant. */
+interface ChangedLifetime {
+  key: string;
+  tuple: RelationTuple;
+  writtenAt: number;
+  /** Its deletion, else its write (ms). */
+  changedAt: number;
+}
+
+/** A tenant's lifetimes changed after `since`, as the history held them at `checkpoint`, latest change first. */
+interface RecentLifetimes {
+  since: number;
+  checkpoint: bigint;
+  lifetimes: ChangedLifetime[];
+}
+
+/** Tenants whose recent lifetimes are kept (the least recently loaded go first). */
+const CACHED_TENANTS = 64;
+
 /**
- * The lifetimes of fga_tuple_history that changed after `at` (written or deleted after it), folded
- * per tuple into whether it stood at `at`, and the log position the rows reflect (the projection's
- * checkpoint, read in the same statement: rows and checkpoint are committed together). Null when
- * more than `limit` lifetimes changed since: the overlay would cost more than the history lookups.
- * A tuple untouched since `at` stands then exactly as it stood at the checkpoint.
+ * The tuples whose standing at a recent instant differs from the history's latest: read once per
+ * tenant from fga_tuple_history (the lifetimes changed after the instant asked, with the
+ * projection's checkpoint read in the same statement: rows and checkpoint are committed together)
+ * and kept, so a later instant is answered from memory. What the history applied since is not
+ * re-read: the caller folds the log past `checkpoint` (foldLogTail), and calls `forget` when that
+ * tail grows long. Null when more than `limit` lifetimes changed since the instant: the overlay
+ * would cost more than the history lookups.
  */
-export async function changesSince(pool: Pool, tenant: string, at: Date, limit: number): Promise<{ overlay: TupleOverlay; checkpoint: bigint } | null> {
-  // Counted first on the index alone: an old instant gives up after `limit` index entries, not rows.
-  const { rows } = await pool.query<Partial<TupleRow> & { stood: boolean | null; checkpoint: string; too_many: boolean }>(
-    `with changed as (
-       select count(*) > $3 as too_many from (
-         select 1 from fga_tuple_history where tenant_id = $1 and coalesce(deleted_at, written_at) > $2 limit $3 + 1) s)
-     select c.position as checkpoint, (select too_many from changed), h.*
-       from projection_checkpoints c
-       left join lateral (
-         select ${TUPLE_COLUMNS}, written_at <= $2 as stood from fga_tuple_history
-          where tenant_id = $1 and coalesce(deleted_at, written_at) > $2 and not (select too_many from changed)) h on true
-      where c.name = $4`,
-    [tenant, at.toISOString(), limit, FGA_HISTORY_PROJECTION],
-  );
-  if (rows[0]?.too_many) return null;
-  const overlay: TupleOverlay = new Map();
-  for (const row of rows) {
-    if (row.stood === null) continue; // the checkpoint alone: nothing changed since
-    const tuple = rowToTuple(row as TupleRow);
-    const key = tupleToString(tuple);
-    // Lifetimes of one tuple never overlap: it stood if one of them covered the instant.
-    overlay.set(key, { tuple, stood: row.stood || (overlay.get(key)?.stood ?? false) });
+export class RecentTupleChanges {
+  private readonly tenants = new Map<string, RecentLifetimes>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly limit: number,
+  ) {}
+
+  async since(tenant: string, at: Date): Promise<{ overlay: TupleOverlay; checkpoint: bigint } | null> {
+    const atMs = at.getTime();
+    let recent = this.tenants.get(tenant);
+    if (!recent || atMs < recent.since) {
+      const loaded = await this.load(tenant, at);
+      if (!loaded) return null;
+      recent = loaded;
+      this.tenants.delete(tenant);
+      this.tenants.set(tenant, recent);
+      if (this.tenants.size > CACHED_TENANTS) this.tenants.delete(this.tenants.keys().next().value!);
+    }
+    const overlay: TupleOverlay = new Map();
+    for (const { key, tuple, writtenAt, changedAt } of recent.lifetimes) {
+      if (changedAt <= atMs) break;
+      // Lifetimes of one tuple never overlap: it stood if one of them covered the instant.
+      overlay.set(key, { tuple, stood: writtenAt <= atMs || (overlay.get(key)?.stood ?? false) });
+    }
+    return { overlay, checkpoint: recent.checkpoint };
   }
-  return { overlay, checkpoint: BigInt(rows[0]?.checkpoint ?? 0) };
+
+  /** Drops a tenant's lifetimes: the next instant reads them again at the history's newest checkpoint. */
+  forget(tenant: string): void {
+    this.tenants.delete(tenant);
+  }
+
+  private async load(tenant: string, at: Date): Promise<RecentLifetimes | null> {
+    // Counted first on the index alone: an old instant gives up after `limit` index entries, not rows.
+    const { rows } = await this.pool.query<Partial<TupleRow> & { written_at: Date | null; changed_at: Date | null; checkpoint: string; too_many: boolean }>(
+      `with changed as (
+         select count(*) > $3 as too_many from (
+           select 1 from fga_tuple_history where tenant_id = $1 and coalesce(deleted_at, written_at) > $2 limit $3 + 1) s)
+       select c.position as checkpoint, (select too_many from changed), h.*
+         from projection_checkpoints c
+         left join lateral (
+           select ${TUPLE_COLUMNS}, written_at, coalesce(deleted_at, written_at) as changed_at from fga_tuple_history
+            where tenant_id = $1 and coalesce(deleted_at, written_at) > $2 and not (select too_many from changed)
+            order by coalesce(deleted_at, written_at) desc) h on true
+        where c.name = $4`,
+      [tenant, at.toISOString(), this.limit, FGA_HISTORY_PROJECTION],
+    );
+    if (rows[0]?.too_many) return null;
+    const lifetimes = rows
+      .filter((row) => row.changed_at !== null) // the checkpoint alone: nothing changed since
+      .map((row) => {
+        const tuple = rowToTuple(row as TupleRow);
+        return { key: tupleToString(tuple), tuple, writtenAt: row.written_at!.getTime(), changedAt: row.changed_at!.getTime() };
+      });
+    return { since: at.getTime(), checkpoint: BigInt(rows[0]?.checkpoint ?? 0), lifetimes };
+  }
 }
 
 /**
