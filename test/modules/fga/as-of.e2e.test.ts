@@ -109,7 +109,10 @@ describe.each([
         }
       }
     }
-    expect(await new RecentTupleChanges(t.db.pool, 2).since('acme', new Date(beforeAnyModel)), 'more changes than the limit').toBeNull();
+    const small = new RecentTupleChanges(t.db.pool, 2);
+    expect(await small.since('acme', new Date(beforeAnyModel)), 'more changes than the limit').toBeNull();
+    expect(await small.since('acme', new Date(new Date(beforeAnyModel).getTime() - 1)), 'an earlier instant, more changes still').toBeNull();
+    expect(await small.since('acme', new Date(observations.at(-1)!.at)), 'the last instant: fewer changes since').not.toBeNull();
   });
 
   it('answers NO_ACTIVE_MODEL for an instant after the tenant began but before any model', async () => {

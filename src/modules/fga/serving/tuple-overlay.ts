@@ -40,6 +40,8 @@ const CACHED_TENANTS = 64;
  */
 export class RecentTupleChanges {
   private readonly tenants = new Map<string, RecentLifetimes>();
+  /** Per tenant, the latest instant found with too many changes since: every earlier one has more. */
+  private readonly crowdedUpTo = new Map<string, number>();
 
   constructor(
     private readonly pool: Pool,
@@ -48,10 +50,14 @@ export class RecentTupleChanges {
 
   async since(tenant: string, at: Date): Promise<{ overlay: TupleOverlay; checkpoint: bigint } | null> {
     const atMs = at.getTime();
+    if (atMs <= (this.crowdedUpTo.get(tenant) ?? Number.NEGATIVE_INFINITY)) return null;
     let recent = this.tenants.get(tenant);
     if (!recent || atMs < recent.since) {
       const loaded = await this.load(tenant, at);
-      if (!loaded) return null;
+      if (!loaded) {
+        this.crowdedUpTo.set(tenant, Math.max(atMs, this.crowdedUpTo.get(tenant) ?? Number.NEGATIVE_INFINITY));
+        return null;
+      }
       recent = loaded;
       this.tenants.delete(tenant);
       this.tenants.set(tenant, recent);
