@@ -175,6 +175,7 @@ export async function buildService(infra: Infrastructure) {
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     readYourWrites,
     projectionReached: (name, position, timeoutMs) => runner.waitFor(position, timeoutMs, [name]),
+    asOfRecentChangesLimit: config.FGA_AS_OF_RECENT_CHANGES,
   });
 
   const firstAdmin = {

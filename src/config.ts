@@ -114,6 +114,11 @@ const configSchema = z
     SESSION_SWEEP_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
     /** Sender address of outgoing e-mail. */
     SMTP_FROM: z.string().min(3).default('IAM <no-reply@localhost>'),
+    /**
+     * FGA asOf with at most this many tuple changes since its instant is answered from the live
+     * index with them undone (docs/event-history.md); older instants look each step up in the history.
+     */
+    FGA_AS_OF_RECENT_CHANGES: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
     /** PERMISSION_CHECK audit entries (every FGA check, every denied permission): on by default. */
     AUDIT_PERMISSION_CHECKS: booleanFromEnv.default(true),
     /** Their writer's queue bound (entries beyond it are dropped and counted) and batching. */

@@ -29,6 +29,8 @@ export interface FgaDeps {
   readYourWrites: ReadYourWrites;
   /** Whether a projection has applied the log up to `position`, waiting at most `timeoutMs`. */
   projectionReached: (name: string, position: bigint, timeoutMs: number) => Promise<boolean>;
+  /** asOf with at most this many tuple changes since its instant reads the live index (0: the history only). */
+  asOfRecentChangesLimit: number;
 }
 
 /**
@@ -37,7 +39,7 @@ export interface FgaDeps {
  * `start` must run before requests are served.
  */
 export function fgaModule(deps: FgaDeps) {
-  const { store, clock, pool, logger, timeoutMs, readYourWrites, projectionReached } = deps;
+  const { store, clock, pool, logger, timeoutMs, readYourWrites, projectionReached, asOfRecentChangesLimit } = deps;
   const activeModels = new ActiveModels({ store, clock });
   const indexes = new TupleIndexes({ store, pool, logger: logger.child({ module: 'fga' }), onModelEvent: (tenant) => activeModels.invalidate(tenant) });
   return {
@@ -55,6 +57,8 @@ export function fgaModule(deps: FgaDeps) {
       models: activeModels,
       historyReached: (position) => projectionReached(FGA_HISTORY_PROJECTION, position, timeoutMs),
       modelEventsSeen: (position) => indexes.waitFor(position, timeoutMs),
+      liveIndex: { storeOf: (tenant) => indexes.storeOf(tenant), position: () => indexes.position.current },
+      recentChangesLimit: asOfRecentChangesLimit,
     }),
     start: () => indexes.start(),
     stop: () => indexes.stop(),

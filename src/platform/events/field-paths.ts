@@ -8,8 +8,16 @@ export type JsonSchema = Record<string, unknown>;
 const ARRAY_ITEMS = '[]';
 const RECORD_VALUES = '*';
 
-export function pathSegments(path: string): string[] {
-  return path.split('.').flatMap((part) => (part.endsWith(ARRAY_ITEMS) ? [part.slice(0, -ARRAY_ITEMS.length), ARRAY_ITEMS] : [part]));
+const segmentsOfPath = new Map<string, readonly string[]>();
+
+/** Parsed once per distinct path: the catalogue's paths are few and every event read applies them. */
+export function pathSegments(path: string): readonly string[] {
+  let segments = segmentsOfPath.get(path);
+  if (!segments) {
+    segments = path.split('.').flatMap((part) => (part.endsWith(ARRAY_ITEMS) ? [part.slice(0, -ARRAY_ITEMS.length), ARRAY_ITEMS] : [part]));
+    segmentsOfPath.set(path, segments);
+  }
+  return segments;
 }
 
 function joinPath(prefix: string, segment: string): string {
@@ -59,28 +67,45 @@ export function schemaFields(root: JsonSchema): SchemaField[] {
 const OMIT = Symbol('omit');
 type Rewrite = (field: unknown) => unknown;
 
-/** A deep copy of `value` without the fields at `paths`. */
+/*
+ * The rewrites below copy on write: `value` is never modified, the objects and arrays on the way to
+ * a rewritten field are new, and everything else is shared with `value` (returned as is when no
+ * path names a field it holds). Read events are never mutated, and a deep copy of every event's
+ * data cost the history feed more than anything else it did per event.
+ */
+
+/** `value` without the fields at `paths`. */
 export const omitValuePaths = (value: unknown, paths: readonly string[]): unknown => rewriteValuePaths(value, paths, () => OMIT);
 
-/** A deep copy of `value` whose fields at `paths` that hold something read `mask` instead. */
+/** `value` whose fields at `paths` that hold something read `mask` instead. */
 export const maskValuePaths = (value: unknown, paths: readonly string[], mask: string): unknown => mapValuePaths(value, paths, () => mask);
 
-/** A deep copy of `value` whose fields at `paths` that hold something are replaced by `rewrite(field)`. */
+/** `value` whose fields at `paths` that hold something are replaced by `rewrite(field)`. */
 export const mapValuePaths = (value: unknown, paths: readonly string[], rewrite: (field: unknown) => unknown): unknown =>
   rewriteValuePaths(value, paths, (field) => (field === null || field === undefined ? field : rewrite(field)));
 
 function rewriteValuePaths(value: unknown, paths: readonly string[], rewrite: Rewrite): unknown {
-  return paths.reduce((current, path) => rewriteSegments(current, pathSegments(path), rewrite), structuredClone(value));
+  return paths.reduce((current, path) => rewriteSegments(current, pathSegments(path), rewrite), value);
 }
 
-function rewriteSegments(value: unknown, [segment, ...rest]: string[], rewrite: Rewrite): unknown {
+/** `items` when no element changed (copy on write), else the rewritten array. */
+function sameOr<T>(items: T[], rewritten: T[]): T[] {
+  return rewritten.every((item, i) => item === items[i]) ? items : rewritten;
+}
+
+function rewriteSegments(value: unknown, [segment, ...rest]: readonly string[], rewrite: Rewrite): unknown {
   if (segment === undefined) return value;
-  if (segment === ARRAY_ITEMS) return Array.isArray(value) ? value.map((item) => rewriteSegments(item, rest, rewrite)) : value;
+  if (segment === ARRAY_ITEMS) return Array.isArray(value) ? sameOr(value, value.map((item) => rewriteSegments(item, rest, rewrite))) : value;
   if (!isObject(value)) return value;
-  if (segment === RECORD_VALUES) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, rewriteSegments(item, rest, rewrite)]));
+  if (segment === RECORD_VALUES) {
+    const entries = Object.entries(value);
+    const rewritten = entries.map(([key, item]) => [key, rewriteSegments(item, rest, rewrite)] as const);
+    return rewritten.every(([, item], i) => item === entries[i]![1]) ? value : Object.fromEntries(rewritten);
+  }
   if (!(segment in value)) return value;
-  if (rest.length > 0) return { ...value, [segment]: rewriteSegments(value[segment], rest, rewrite) };
-  const replacement = rewrite(value[segment]);
+  const field = value[segment];
+  const replacement = rest.length > 0 ? rewriteSegments(field, rest, rewrite) : rewrite(field);
+  if (replacement === field) return value;
   if (replacement !== OMIT) return { ...value, [segment]: replacement };
   const { [segment]: _omitted, ...kept } = value;
   return kept;
@@ -91,7 +116,7 @@ export function omitSchemaPaths(schema: JsonSchema, paths: readonly string[]): J
   return paths.reduce((current, path) => omitSchemaSegments(current, pathSegments(path)), structuredClone(schema));
 }
 
-function omitSchemaSegments(node: JsonSchema, segments: string[]): JsonSchema {
+function omitSchemaSegments(node: JsonSchema, segments: readonly string[]): JsonSchema {
   const [segment, ...rest] = segments;
   if (segment === undefined) return node;
   const result: JsonSchema = { ...node };

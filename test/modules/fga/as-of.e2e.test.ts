@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTuple } from '../../../src/modules/fga/index.ts';
+import { parseTuple, type RelationTuple } from '../../../src/modules/fga/index.ts';
+import { TupleHistoryReader } from '../../../src/modules/fga/serving/tuple-history.ts';
+import { OverlayTupleReader, RecentTupleChanges } from '../../../src/modules/fga/serving/tuple-overlay.ts';
 import { MODEL, NEXT_MODEL } from './support/documents-model.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
 
@@ -19,10 +21,18 @@ interface Observation {
   answers: { status: number; body: unknown }[];
 }
 
-describe('FGA check and list-objects with asOf: authorization as it stood at an instant', () => {
+/**
+ * Twice: every instant looked up in the tuple history, and (the default for recent instants) read
+ * from the live index with the changes since undone.
+ */
+describe.each([
+  { path: 'history lookups', recentChanges: '0' },
+  { path: 'live index and an overlay of the changes since', recentChanges: '10000' },
+])('FGA check and list-objects with asOf ($path): authorization as it stood at an instant', ({ recentChanges }) => {
   let t: FgaTestService;
   const observations: Observation[] = [];
   let beforeAnyModel: string;
+  const everWritten = new Map<string, RelationTuple>();
 
   const ask = async (at?: string) =>
     Promise.all(
@@ -39,12 +49,13 @@ describe('FGA check and list-objects with asOf: authorization as it stood at an 
     await sleep(3);
   }
   const bulk = async (writes: string[], deletes: string[] = []) => {
+    for (const text of writes) everWritten.set(text, parseTuple(text));
     const response = await t.call('POST', '/api/fga/tuples/bulk', { writes: writes.map(parseTuple), deletes: deletes.map(parseTuple) });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
   };
 
   beforeAll(async () => {
-    t = await startFgaService();
+    t = await startFgaService({ env: { FGA_AS_OF_RECENT_CHANGES: recentChanges } });
     await sleep(3);
     beforeAnyModel = new Date().toISOString();
     const first = await t.activeModel(MODEL);
@@ -76,6 +87,32 @@ describe('FGA check and list-objects with asOf: authorization as it stood at an 
       );
       for (const answer of past.filter((a) => a.status === 200)) expect((answer.body as { asOf: string }).asOf).toBe(at);
     }
+  });
+
+  it('holds, in the overlay, for every tuple ever written and at every instant, what the history holds', async () => {
+    const indexes = t.service.fga.indexes;
+    const index = await indexes.storeOf('acme');
+    // One instance kept across the instants (the first one's lifetimes serve the later ones), one fresh per instant.
+    const kept = new RecentTupleChanges(t.db.pool, 1000);
+    for (const { at } of [{ at: beforeAnyModel }, ...observations]) {
+      const instant = new Date(at);
+      const history = new TupleHistoryReader(t.db.pool, 'acme', instant);
+      for (const recent of [kept, new RecentTupleChanges(t.db.pool, 1000)]) {
+        const changes = await recent.since('acme', instant);
+        expect(changes, at).not.toBeNull();
+        expect(changes!.checkpoint).toBeLessThanOrEqual(indexes.position.current);
+        const overlaid = new OverlayTupleReader(index, changes!.overlay, () => indexes.position.current, indexes.position.current);
+        for (const [text, tuple] of everWritten) {
+          expect(overlaid.hasTuple(tuple), `${text} at ${at}`).toBe(await history.hasTuple(tuple));
+          expect(new Set(overlaid.readSubjectIds(tuple)), `${text} at ${at}`).toEqual(new Set(await history.readSubjectIds(tuple)));
+          expect(new Set(overlaid.readObjectIds(tuple)), `${text} at ${at}`).toEqual(new Set(await history.readObjectIds(tuple)));
+        }
+      }
+    }
+    const small = new RecentTupleChanges(t.db.pool, 2);
+    expect(await small.since('acme', new Date(beforeAnyModel)), 'more changes than the limit').toBeNull();
+    expect(await small.since('acme', new Date(new Date(beforeAnyModel).getTime() - 1)), 'an earlier instant, more changes still').toBeNull();
+    expect(await small.since('acme', new Date(observations.at(-1)!.at)), 'the last instant: fewer changes since').not.toBeNull();
   });
 
   it('answers NO_ACTIVE_MODEL for an instant after the tenant began but before any model', async () => {

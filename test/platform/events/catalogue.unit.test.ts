@@ -25,6 +25,12 @@ describe('event definitions and the catalogue', () => {
     const data = { userId: 'u', factors: [{ label: 'phone', sealedSeed: 'x' }, { label: 'key', sealedSeed: 'y' }], secret: 's' };
     expect(catalogue.publicData({ ...event, data })).toEqual({ userId: 'u', factors: [{ label: 'phone' }, { label: 'key' }] });
     expect(data.factors[0]).toEqual({ label: 'phone', sealedSeed: 'x' });
+    expect(catalogue.maskedData({ ...event, data })).toEqual({ userId: 'u', factors: [{ label: 'phone', sealedSeed: '[REDACTED]' }, { label: 'key', sealedSeed: '[REDACTED]' }], secret: '[REDACTED]' });
+    expect(data).toEqual({ userId: 'u', factors: [{ label: 'phone', sealedSeed: 'x' }, { label: 'key', sealedSeed: 'y' }], secret: 's' });
+    // Nothing to strip: the data itself, not a copy (the history feed reads millions of such events).
+    const clean = { userId: 'u', factors: [], secret: null };
+    expect(catalogue.publicData({ ...event, data: { userId: 'u' } })).toEqual({ userId: 'u' });
+    expect(catalogue.maskedData({ ...event, data: clean })).toBe(clean);
     expect(() => catalogue.publicData({ ...event, type: 'Unknown', data })).toThrow('not in the event catalogue');
   });
 });

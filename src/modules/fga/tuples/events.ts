@@ -22,6 +22,7 @@ export const fgaTupleWritten = defineEvent({
 export const fgaTupleDeleted = defineEvent({ type: 'FgaTupleDeleted', data: z.strictObject({ tuple: relationTuple }) });
 
 export const fgaTupleEvents = [fgaTupleWritten, fgaTupleDeleted];
+export const FGA_TUPLE_EVENT_TYPES = fgaTupleEvents.map((definition) => definition.type);
 
 export type FgaTupleWritten = EventOf<typeof fgaTupleWritten>;
 export type FgaTupleDeleted = EventOf<typeof fgaTupleDeleted>;
