@@ -68,8 +68,10 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
   sideAppends?: SideAppends<State, Event>,
 ): Promise<CommandResult<State, Event>> {
   return streamQueue.run(streamId, async () => {
+    // After a remembered state proved stale once, this command reads the stream on every attempt.
+    let trustRemembered = true;
     for (let attempt = 1; ; attempt += 1) {
-      const remembered = decideOnRemembered(deps, decider, streamId, command, context);
+      const remembered = trustRemembered ? decideOnRemembered(deps, decider, streamId, command, context) : null;
       const { state, events, append: own } = remembered ?? (await decideAppend(deps, decider, streamId, command, context));
       if (!own) return { state, events, position: 0n, occurredAt: null };
       const folded = FoldedStates.of<State>(deps.store, decider);
@@ -85,7 +87,8 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
         if (ownStreamConflict) folded.forget(streamId);
         if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
         // A remembered state that was stale is no contention: read the stream at once.
-        if (!remembered) await jitter(attempt);
+        if (remembered) trustRemembered = false;
+        else await jitter(attempt);
       }
     }
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/platform/clock.ts';
 import { systemContext } from '../../../src/platform/commands/context.ts';
 import type { Decider } from '../../../src/platform/commands/decider.ts';
+import { FoldedStates } from '../../../src/platform/commands/folded-states.ts';
 import { handleCommand } from '../../../src/platform/commands/handle-command.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import type { EventStore } from '../../../src/platform/eventstore/port.ts';
@@ -71,6 +72,14 @@ describe('commands decide on the state they remembered, and read only when it ma
     // One remembers a total of 1, which this command refuses; the stream's total is 11.
     expect((await one.count(stream, 5, undefined, 11)).state).toEqual({ total: 16, events: 3 });
     expect(one.readsFrom).toEqual([0n, 1n]);
+  });
+
+  it('a read that ends after a newer append leaves the newer state remembered', () => {
+    const folded = FoldedStates.of<{ total: number; events: number }>(store, counter);
+    const stream = `counter-t.${newId()}`;
+    folded.remember(stream, { state: { total: 3, events: 2 }, revision: 1n });
+    folded.remember(stream, { state: { total: 1, events: 1 }, revision: 0n });
+    expect(folded.get(stream)).toEqual({ state: { total: 3, events: 2 }, revision: 1n });
   });
 
   it('an append that loses to another writer forgets the remembered state and decides again on the whole stream', async () => {
