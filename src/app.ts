@@ -6,7 +6,7 @@ import { emailLinkCommands } from './modules/email-links/index.ts';
 import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
 import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
 import { cachedRoles, registerRoleRoutes, roleCommands, roleQueries } from './modules/roles/index.ts';
-import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
+import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionActivityTypes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
 import { cachedSettings, registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
 import { bootstrapPlatformTenant, cachedTenantLookup, registerTenantRoutes, tenantCommands, tenantQueries } from './modules/tenants/index.ts';
 import { PasswordHasher, assertPasswordPolicy, cachedTokenSubjects, registerUserRoutes, userCommands, userQueries, userReactions } from './modules/users/index.ts';
@@ -70,7 +70,7 @@ export async function buildService(infra: Infrastructure) {
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
-  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger);
+  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger, new Set(sessionActivityTypes));
   // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;

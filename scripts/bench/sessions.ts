@@ -3,15 +3,18 @@
  * and GET /api/admin/sessions latency with 100,000 sessions in one tenant.
  * Usage: npm run bench:sessions [-- --sessions 100000]
  */
+import { loadavg } from 'node:os';
 import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { countStatements } from './statement-counter.ts';
 import { fmt } from './support.ts';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = flag > 0 ? Number(process.argv[flag + 1]) : 100_000;
 const USERS = 1000;
+const GRANTS = 1000;
 const AGENTS = [
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1',
@@ -33,16 +36,24 @@ async function run({ inject, store, service }: Awaited<ReturnType<typeof benchSe
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
   console.log(`sessions benchmark (node ${process.version}), in-process HTTP (fastify inject)`);
 
-  const chains = await Promise.all(Array.from({ length: 16 }, async () => (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.refreshToken as string));
+  const chains = await Promise.all(Array.from({ length: 32 }, async () => (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.refreshToken as string));
   // Each grant takes a chain no other grant is using (a token used twice revokes its session).
   const refresh = async () => {
     const token = chains.pop()!;
     const answer = await inject('POST', '/api/auth/token', { grant_type: 'refresh_token', refresh_token: token });
     chains.push(answer.refresh_token);
   };
-  for (const concurrency of [1, 4, 16]) {
-    const grants = await timed(1000, concurrency, refresh);
-    console.log(`refresh_token grants, ${String(concurrency).padStart(2)} concurrent: ${fmt(grants.perSecond)}/s, p50 ${fmt(grants.p50, 1)} ms, p99 ${fmt(grants.p99, 1)} ms`);
+  // Statements and this process's CPU per grant (signing threads included): figures a loaded machine skews less than rates.
+  const statements = countStatements();
+  for (const concurrency of [1, 8, 32]) {
+    statements.reset();
+    const cpu = process.cpuUsage();
+    const grants = await timed(GRANTS, concurrency, refresh);
+    const { user, system } = process.cpuUsage(cpu);
+    console.log(
+      `refresh_token grants, ${String(concurrency).padStart(2)} concurrent: ${fmt(grants.perSecond)}/s, p50 ${fmt(grants.p50, 1)} ms, p99 ${fmt(grants.p99, 1)} ms, ` +
+        `${fmt(statements.total() / GRANTS, 2)} SQL statements and ${fmt((user + system) / 1000 / GRANTS, 2)} ms of service CPU per grant (load average ${loadavg()[0]!.toFixed(1)})`,
+    );
   }
 
   const seedStarted = performance.now();

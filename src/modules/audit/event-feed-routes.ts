@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { publicEventSchema } from '../../platform/bus/public-event.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
 import { permission, route } from '../../platform/http/route.ts';
+import { NDJSON, wantsNdjson } from '../../platform/http/ndjson.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { EventFeed } from './event-feed.ts';
 import { isoInstant } from './routes.ts';
 
-const NDJSON = 'application/x-ndjson';
 const MAX_POSITION = (1n << 63n) - 1n;
 
 const feedQuery = z.object({
@@ -36,8 +36,6 @@ const pageSchema = z.object({
   events: z.array(publicEventSchema).describe("the topic's envelope (docs/events.md): sensitive fields left out, erased personal fields \"[ERASED]\""),
   next: z.string().nullable().describe('pass as `after` for the next page; null when nothing follows yet'),
 });
-
-const wantsNdjson = (accept: string | undefined): boolean => accept?.split(',').some((type) => type.trim().split(';')[0] === NDJSON) ?? false;
 
 /** GET /api/events (view:audit): the tenant's own event history, paged or as one NDJSON stream. */
 export function registerEventFeedRoutes(app: HttpServer, feed: EventFeed): void {

@@ -48,6 +48,13 @@ export const sessionUsed = defineEvent({
   data: z.strictObject({ sessionId: z.string(), usedAt: z.string() }),
 });
 
+/**
+ * Facts that only move a session's activity times in the read model (updatedAt, the idle expiry):
+ * no answer waits for their projection (the refresh grant answers from the session's stream);
+ * the next query of the sessions read model in the instance does (ReadYourWrites).
+ */
+export const sessionActivityTypes: readonly string[] = [sessionRefreshed.type, sessionUsed.type];
+
 export const sessionEvents = [sessionStarted, sessionRefreshed, sessionRevoked, sessionExpired, sessionUsed];
 
 export type SessionStarted = EventOf<typeof sessionStarted>;

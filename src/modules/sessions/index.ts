@@ -5,7 +5,7 @@ export type { SessionCommands } from './commands.ts';
 export { invalidGrant } from './decider.ts';
 export { deviceLabel } from './device-label.ts';
 export { errorStatuses } from './errors.ts';
-export { sessionEvents } from './events.ts';
+export { sessionActivityTypes, sessionEvents } from './events.ts';
 export type { SessionEvent, SessionExpired, SessionRefreshed, SessionRevoked, SessionStarted, SessionUsed } from './events.ts';
 export { SessionExpirySweep } from './expiry-sweep.ts';
 export { sessionQueries } from './queries.ts';

@@ -34,7 +34,10 @@ export class FoldedStates<State> {
     return this.states.get(streamId) as FoldedState<State> | undefined;
   }
 
+  /** Keeps the newer of the remembered and the given state: a read that started before an append may end after it. */
   remember(streamId: string, folded: FoldedState<State>): void {
+    const known = this.states.get(streamId);
+    if (known && known.revision > folded.revision) return;
     this.states.delete(streamId);
     if (this.states.size >= MAX_STREAMS) this.states.delete(this.states.keys().next().value!);
     this.states.set(streamId, folded);

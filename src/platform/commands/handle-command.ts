@@ -56,7 +56,8 @@ export function toNewEvents(events: DomainEvent[], context: CommandContext, cloc
 /**
  * Load the stream, decide, append with the revision read. Commands on one stream queue inside this
  * instance; a writer in another instance makes the append fail, and the whole decision is then
- * retried on fresh state after a short jitter.
+ * retried on fresh state after a short jitter. A stream this instance folded before is not read
+ * when the decision on the remembered state appends (one round trip: the append checks it).
  */
 export function handleCommand<State, Command, Event extends DomainEvent>(
   deps: CommandDeps,
@@ -67,8 +68,11 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
   sideAppends?: SideAppends<State, Event>,
 ): Promise<CommandResult<State, Event>> {
   return streamQueue.run(streamId, async () => {
+    // After a remembered state proved stale once, this command reads the stream on every attempt.
+    let trustRemembered = true;
     for (let attempt = 1; ; attempt += 1) {
-      const { state, events, append: own } = await decideAppend(deps, decider, streamId, command, context);
+      const remembered = trustRemembered ? decideOnRemembered(deps, decider, streamId, command, context) : null;
+      const { state, events, append: own } = remembered ?? (await decideAppend(deps, decider, streamId, command, context));
       if (!own) return { state, events, position: 0n, occurredAt: null };
       const folded = FoldedStates.of<State>(deps.store, decider);
       try {
@@ -82,10 +86,37 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
         // Another writer appended (or the remembered state is of no use): the next attempt reads the whole stream.
         if (ownStreamConflict) folded.forget(streamId);
         if (!ownStreamConflict || attempt >= MAX_ATTEMPTS) throw error;
-        await jitter(attempt);
+        // A remembered state that was stale is no contention: read the stream at once.
+        if (remembered) trustRemembered = false;
+        else await jitter(attempt);
       }
     }
   });
+}
+
+/**
+ * The command decided on the state this instance folded last, without reading the stream, when
+ * that decision appends: the append expects the remembered revision, so it fails if another writer
+ * moved the stream on, and the retry reads it. A decision that appends nothing or refuses could
+ * rest on a stale state, so it is not taken here (null): the caller decides on the stream as read.
+ */
+function decideOnRemembered<State, Command, Event extends DomainEvent>(
+  deps: CommandDeps,
+  decider: Decider<State, Command, Event>,
+  streamId: string,
+  command: Command,
+  context: CommandContext,
+): { state: State; events: Event[]; append: StreamAppend } | null {
+  const known = FoldedStates.of<State>(deps.store, decider).get(streamId);
+  if (!known) return null;
+  let events: Event[];
+  try {
+    events = decider.decide(command, known.state);
+  } catch {
+    return null;
+  }
+  if (events.length === 0) return null;
+  return { state: known.state, events, append: { streamId, expectedRevision: known.revision, events: toNewEvents(events, context, deps.clock) } };
 }
 
 /**

@@ -53,23 +53,41 @@ export function reportingAppends(store: EventStore): EventStore {
  * Read-your-writes without lists of names: which projections a write concerns is derived from the
  * projections' handler tables. Waits are bounded (READ_YOUR_WRITES_TIMEOUT_MS); past the bound the
  * answer goes out anyway, and the lag is logged.
+ *
+ * Writes of `deferredTypes` (facts the writer's answer does not depend on, such as a session's
+ * activity times) do not hold the answer back: this instance remembers the highest position of
+ * each, and every later query of a read model that projects them waits for it first, so the next
+ * read through this instance still sees them.
  */
 export class ReadYourWrites {
+  private readonly deferred = new Map<string, bigint>();
+
   constructor(
     private readonly runner: ProjectionRunner,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
+    private readonly deferredTypes: ReadonlySet<string> = new Set(),
   ) {}
 
-  /** Before a route answers: every projection that handles a type the request appended. */
+  /** Before a route answers: every projection that handles a type the request appended and does not defer. */
   settle(log: WriteLog): Promise<void> {
-    return this.wait(log.writes);
+    const awaited: Write[] = [];
+    for (const write of log.writes) {
+      const waitFor = write.types.filter((type) => !this.deferredTypes.has(type));
+      for (const type of write.types) if (this.deferredTypes.has(type)) this.defer(type, write.position);
+      if (waitFor.length) awaited.push({ position: write.position, types: waitFor });
+    }
+    return this.wait(awaited);
   }
 
-  /** Before a query of `readModel` runs inside a request: that projection has passed the request's writes. */
+  /** Before a query of `readModel` runs: that projection has passed the request's writes and the deferred ones. */
   async readModel(readModel: string): Promise<void> {
-    const writes = currentLog.getStore()?.writes;
-    if (writes?.length) await this.wait(writes, readModel);
+    const writes = [...(currentLog.getStore()?.writes ?? []), ...[...this.deferred].map(([type, position]) => ({ position, types: [type] }))];
+    if (writes.length) await this.wait(writes, readModel);
+  }
+
+  private defer(type: string, position: bigint): void {
+    if (position > (this.deferred.get(type) ?? 0n)) this.deferred.set(type, position);
   }
 
   private async wait(writes: Write[], readModel?: string): Promise<void> {

@@ -119,6 +119,20 @@ describe('check, expand and list-objects over HTTP', () => {
     expect(readable.body.data).toEqual({ objectIds: ['public'], total: 1 });
   });
 
+  it('streams list-objects as NDJSON lines, one sorted id each, when the client accepts them', async () => {
+    const body = { objectType: 'document', relation: 'viewer', subjectType: 'user', subjectId: 'anne' };
+    const token = await t.token({ sub: 'acme-caller', tenant: 'acme', roles: ['admin'] });
+    const streamed = await t.request({ method: 'POST', url: '/api/fga/list-objects', tenant: 'acme', token, body, headers: { accept: 'application/x-ndjson' } });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers['content-type']).toMatch(/^application\/x-ndjson/);
+    const lines = (streamed.body as string).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((line) => JSON.parse(line))).toEqual([{ objectId: 'public' }, { objectId: 'secret' }, { objectId: 'spec' }]);
+    // Errors keep their JSON envelope.
+    const unknown = await t.request({ method: 'POST', url: '/api/fga/list-objects', tenant: 'acme', token, body: { ...body, objectType: 'nothing' }, headers: { accept: 'application/x-ndjson' } });
+    expect([unknown.status, unknown.body.error.code]).toEqual([400, 'INVALID_TYPE']);
+  });
+
   it('documents the consistency token in the OpenAPI document', async () => {
     const { body } = await t.request({ method: 'GET', url: '/api/openapi.json' });
     for (const path of ['/api/fga/check', '/api/fga/expand', '/api/fga/list-objects']) {

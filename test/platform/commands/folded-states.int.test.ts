@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/platform/clock.ts';
 import { systemContext } from '../../../src/platform/commands/context.ts';
 import type { Decider } from '../../../src/platform/commands/decider.ts';
+import { FoldedStates } from '../../../src/platform/commands/folded-states.ts';
 import { handleCommand } from '../../../src/platform/commands/handle-command.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import type { EventStore } from '../../../src/platform/eventstore/port.ts';
@@ -9,10 +10,14 @@ import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
 type Counted = { type: 'Counted'; data: { by: number } };
-const counter: Decider<{ total: number; events: number }, { type: 'Count'; by: number }, Counted> = {
+/** Counts; a command naming the total it expects is refused on any other total. */
+const counter: Decider<{ total: number; events: number }, { type: 'Count'; by: number; expectTotal?: number }, Counted> = {
   initialState: () => ({ total: 0, events: 0 }),
   evolve: (state, event) => ({ total: state.total + event.data.by, events: state.events + 1 }),
-  decide: (command) => [{ type: 'Counted', data: { by: command.by } }],
+  decide: (command, state) => {
+    if (command.expectTotal !== undefined && command.expectTotal !== state.total) throw new Error(`the total is ${state.total}`);
+    return [{ type: 'Counted', data: { by: command.by } }];
+  },
 };
 
 /** One service instance's view of the store: its own object (FoldedStates are per store), recording where it reads streams from. */
@@ -21,12 +26,12 @@ function instance(store: EventStore) {
   const own: EventStore = Object.create(store, {
     readStream: { value: (streamId: string, from = 0n) => (readsFrom.push(from), store.readStream(streamId, from)) },
   });
-  const count = (streamId: string, by: number, sideAppends?: () => Promise<[]>) =>
-    handleCommand({ store: own, clock: systemClock }, counter, streamId, { type: 'Count', by }, systemContext('t'), sideAppends);
+  const count = (streamId: string, by: number, sideAppends?: () => Promise<[]>, expectTotal?: number) =>
+    handleCommand({ store: own, clock: systemClock }, counter, streamId, { type: 'Count', by, expectTotal }, systemContext('t'), sideAppends);
   return { readsFrom, count };
 }
 
-describe('commands fold only the tail after the state they remembered', () => {
+describe('commands decide on the state they remembered, and read only when it may be stale', () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
   beforeAll(async () => {
@@ -38,14 +43,15 @@ describe('commands fold only the tail after the state they remembered', () => {
     await db.drop();
   });
 
-  it('a stream commanded again is read from after the revision this instance folded last', async () => {
+  it('a stream commanded again is not read: the append expecting the remembered revision checks the state', async () => {
     const one = instance(store);
     const stream = `counter-t.${newId()}`;
     for (let i = 1; i <= 4; i += 1) expect((await one.count(stream, i)).state).toEqual({ total: (i * (i + 1)) / 2, events: i });
-    expect(one.readsFrom).toEqual([0n, 1n, 2n, 3n]);
+    expect(one.readsFrom).toEqual([0n]);
+    expect((await store.readStream(stream)).map((event) => event.revision)).toEqual([0n, 1n, 2n, 3n]);
   });
 
-  it("another instance's appends are folded in from the tail", async () => {
+  it("another instance's appends make the append on the remembered state fail, and the decision is taken again on the whole stream", async () => {
     const one = instance(store);
     const two = instance(store);
     const stream = `counter-t.${newId()}`;
@@ -53,7 +59,27 @@ describe('commands fold only the tail after the state they remembered', () => {
     await two.count(stream, 10);
     await two.count(stream, 100);
     expect((await one.count(stream, 1000)).state).toEqual({ total: 1111, events: 4 });
+    expect(one.readsFrom).toEqual([0n, 0n]);
+    expect((await store.readStream(stream)).map((event) => (event.data as Counted['data']).by)).toEqual([1, 10, 100, 1000]);
+  });
+
+  it('a decision the remembered state refuses is taken again on the stream read from after it', async () => {
+    const one = instance(store);
+    const two = instance(store);
+    const stream = `counter-t.${newId()}`;
+    await one.count(stream, 1);
+    await two.count(stream, 10);
+    // One remembers a total of 1, which this command refuses; the stream's total is 11.
+    expect((await one.count(stream, 5, undefined, 11)).state).toEqual({ total: 16, events: 3 });
     expect(one.readsFrom).toEqual([0n, 1n]);
+  });
+
+  it('a read that ends after a newer append leaves the newer state remembered', () => {
+    const folded = FoldedStates.of<{ total: number; events: number }>(store, counter);
+    const stream = `counter-t.${newId()}`;
+    folded.remember(stream, { state: { total: 3, events: 2 }, revision: 1n });
+    folded.remember(stream, { state: { total: 1, events: 1 }, revision: 0n });
+    expect(folded.get(stream)).toEqual({ state: { total: 3, events: 2 }, revision: 1n });
   });
 
   it('an append that loses to another writer forgets the remembered state and decides again on the whole stream', async () => {
@@ -71,7 +97,7 @@ describe('commands fold only the tail after the state they remembered', () => {
       return [];
     });
     expect(result.state).toEqual({ total: 43, events: 3 });
-    expect(one.readsFrom).toEqual([0n, 1n, 0n]);
+    expect(one.readsFrom).toEqual([0n, 0n]);
     expect((await store.readStream(stream)).map((event) => (event.data as Counted['data']).by)).toEqual([1, 40, 2]);
   });
 });

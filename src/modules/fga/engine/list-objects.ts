@@ -42,38 +42,48 @@ export async function listObjects(
 ): Promise<string[]> {
   const graph = ReverseGraph.of(typesystem);
   const relevant = graph.relevantTo(objectType, relation);
-  const known = new Map<string, Known>();
-  let level: Fact[] = [];
+  // Facts by relation (type#relation), then by object id: the walk builds no key per object, and
+  // each fact is one object (a large answer allocates little more than its own ids).
+  const known = new Map<string, Map<string, Known>>();
+  let level: Known[] = [];
   let depth = 0;
 
-  const learn = (fact: Fact, into: Fact[], factDepth: number): void => {
-    if (!relevant.has(relationKey(fact.type, fact.relation))) return;
-    const key = `${fact.type}:${fact.id}#${fact.relation}`;
-    const previous = known.get(key);
+  /** The facts of `type#relation` learnt so far, or undefined when that relation cannot lead to the target. */
+  const factsOf = (type: string, factRelation: string): Map<string, Known> | undefined => {
+    const key = relationKey(type, factRelation);
+    if (!relevant.has(key)) return undefined;
+    let facts = known.get(key);
+    if (!facts) known.set(key, (facts = new Map()));
+    return facts;
+  };
+  const learn = (facts: Map<string, Known> | undefined, type: string, id: string, factRelation: string, definite: boolean, into: Known[], factDepth: number): void => {
+    if (!facts) return;
+    const previous = facts.get(id);
     // Expand each fact once, and once more if a candidate turns out definite; the walk goes level
     // by level, so the first depth recorded is the smallest.
-    if (previous && (previous.definite || !fact.definite)) return;
-    known.set(key, { ...fact, depth: factDepth });
+    if (previous && (previous.definite || !definite)) return;
+    const fact = { type, id, relation: factRelation, definite, depth: factDepth };
+    facts.set(id, fact);
     into.push(fact);
   };
 
-  for (const seed of await seedFacts(graph, reader, subject)) learn(seed, level, 0);
+  for (const seed of await seedFacts(graph, reader, subject)) learn(factsOf(seed.type, seed.relation), seed.type, seed.id, seed.relation, seed.definite, level, 0);
   while (level.length > 0) {
-    const next: Fact[] = [];
+    const next: Known[] = [];
     // `level` grows while it is walked: computed usersets stay on the same object, at the same depth.
     for (let index = 0; index < level.length; index += 1) {
-      const fact = level[index] as Fact;
+      const fact = level[index] as Known;
       for (const edge of graph.edgesFrom(fact.type, fact.relation)) {
         const definite = fact.definite && edge.definite;
         if (edge.kind === 'computed') {
-          learn({ type: fact.type, id: fact.id, relation: edge.relation, definite }, level, depth);
-        } else {
-          const ids = reader.readObjectIds(reverseQuery(fact, edge));
-          // Awaiting only real promises keeps the in-memory walk free of microtask hops.
-          for (const id of isPromise(ids) ? await ids : ids) {
-            learn({ type: edge.objectType, id, relation: edge.relation, definite }, next, depth + 1);
-          }
+          learn(factsOf(fact.type, edge.relation), fact.type, fact.id, edge.relation, definite, level, depth);
+          continue;
         }
+        const facts = factsOf(edge.objectType, edge.relation);
+        if (!facts) continue;
+        const ids = reader.readObjectIds(reverseQuery(fact, edge));
+        // Awaiting only real promises keeps the in-memory walk free of microtask hops.
+        for (const id of isPromise(ids) ? await ids : ids) learn(facts, edge.objectType, id, edge.relation, definite, next, depth + 1);
       }
     }
     level = next;
@@ -82,8 +92,7 @@ export async function listObjects(
 
   const checker = new CheckResolver(typesystem, reader, subject, options);
   const ids: string[] = [];
-  for (const fact of known.values()) {
-    if (fact.type !== objectType || fact.relation !== relation) continue;
+  for (const fact of known.get(relationKey(objectType, relation))?.values() ?? []) {
     if (fact.definite && fact.depth >= options.maxDepth) {
       // Every path is that long, so a check of this object would fail the same way.
       throw new FgaError(

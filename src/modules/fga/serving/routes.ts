@@ -1,9 +1,11 @@
 import { grants } from '../../roles/index.ts';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import { z, type ZodType } from 'zod';
 import { platformError } from '../../../platform/errors.ts';
 import { principalOf } from '../../../platform/http/authentication.ts';
 import { ok, okBody } from '../../../platform/http/envelopes.ts';
+import { NDJSON, ndjsonChunks, wantsNdjson } from '../../../platform/http/ndjson.ts';
 import { route } from '../../../platform/http/route.ts';
 import { instantQuery } from '../../../platform/http/schemas.ts';
 import type { HttpServer } from '../../../platform/http/server.ts';
@@ -53,6 +55,8 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
     result: ZodType<Result>,
     answer: Answer<Body, Result>,
     pastAnswer?: PastAnswer<Body, Result>,
+    /** The answer as NDJSON lines instead, when the client accepts them. */
+    stream?: { schema: ZodType; send: (result: Result, reply: FastifyReply) => FastifyReply },
   ) {
     route(app, {
       ...fgaGuard('debug:fga'),
@@ -61,18 +65,36 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
       summary,
       body,
       responses: { 200: okBody(pastAnswer ? (result as unknown as z.ZodObject).extend({ asOf: asOfOut }) : result) },
+      ...(stream ? { alternatives: { [NDJSON]: stream.schema } } : {}),
       errors: QUERY_ERRORS,
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const { consistencyToken: atLeast, asOf: at, ...rest } = request.body as Body;
         const tenant = tenantOf(request).name;
-        if (!at || !pastAnswer) return ok(await answer(tenant, rest, atLeast)) as never;
-        requireAuditView(request);
-        return ok({ ...(await pastAnswer(tenant, rest, at)), asOf: at.toISOString() }) as never;
+        if (at && pastAnswer) requireAuditView(request);
+        const found = at && pastAnswer ? await pastAnswer(tenant, rest, at) : await answer(tenant, rest, atLeast);
+        if (stream && wantsNdjson(request.headers.accept)) return stream.send(found, reply);
+        return ok(at && pastAnswer ? { ...found, asOf: at.toISOString() } : found) as never;
       },
     });
   }
 
+  // A very large answer is written a chunk of lines at a time, never as one string (docs/decisions.md).
+  const objectIdLines = {
+    schema: z.object({ objectId: z.string() }).describe('one object id per line, sorted; as many lines as `total` in the JSON answer'),
+    send: ({ objectIds }: { objectIds: string[] }, reply: FastifyReply) =>
+      reply.type(NDJSON).send(Readable.from(ndjsonChunks(objectIds, (objectId) => ({ objectId })), { objectMode: true, highWaterMark: 1 })),
+  };
+
   query('/api/fga/check', 'Does the subject have the relation with the object? With explain, how it was resolved; with asOf, as it stood then', checkBody, checkResultSchema, queries.check, past.check);
   query('/api/fga/expand', 'The users of object#relation, one rewrite level deep (usersets are expanded by further calls)', expandBody, expandTreeSchema, queries.expand);
-  query('/api/fga/list-objects', 'Ids (without the type) of every object of objectType the subject has the relation with; with asOf, as it stood then', listObjectsBody, listObjectsSchema, queries.listObjects, past.listObjects);
+  query(
+    '/api/fga/list-objects',
+    'Ids (without the type) of every object of objectType the subject has the relation with; with asOf, as it stood then; ' +
+      'with Accept: application/x-ndjson, one line per id, streamed',
+    listObjectsBody,
+    listObjectsSchema,
+    queries.listObjects,
+    past.listObjects,
+    objectIdLines,
+  );
 }
