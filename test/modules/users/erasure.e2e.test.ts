@@ -27,7 +27,7 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     t.request({ method, url, body, token, tenant, headers: { 'user-agent': UA } });
   const caughtUp = async () => expect(await t.service.runner.waitFor(await t.store.lastWrittenPosition(), 10_000)).toBe(true);
   const rawLog = async () => (await t.db.pool.query('select event_id, stream_id, type, data, metadata from events order by position')).rows;
-  const auditOf = async (userId: string) => (await t.db.pool.query("select action, metadata from audit_log where tenant_id = 'acme' and resource_id = $1 order by created_at, id", [userId])).rows;
+  const auditOf = async (userId: string) => (await t.db.pool.query("select action, metadata, client_ip, user_agent from audit_log where tenant_id = 'acme' and resource_id = $1 order by created_at, id", [userId])).rows;
   /** A fresh process's view of the log (`npm run projections:rebuild` opens its own keys): no cache can answer. */
   const freshStore = () => cataloguedStore(t.store, new DataKeys(t.db.pool, new SecretBox(TEST_MASTER_KEY)));
 
@@ -60,6 +60,14 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
       expect(JSON.stringify(event.data)).not.toMatch(/jane@acme\.test|Jane|Roe|198\.51\.100\.9|erasure-test/);
     }
     expect(janes.find((e) => e.type === 'UserCreated')!.metadata.personalDataKey).toBe(userStreamId('acme', id));
+    // Request metadata is sealed too, in every event so far (each actor is a user of its tenant).
+    expect(JSON.stringify(before)).not.toContain('198.51.100.9');
+    expect(JSON.stringify(before)).not.toContain(UA);
+    const requestData = async () =>
+      (await call('GET', `/api/events?streamPrefix=${encodeURIComponent(userStreamId('acme', id))}`)).body.data.events.map((e: { type: string; metadata: object }) => ({ type: e.type, ...e.metadata }));
+    expect(await requestData()).toEqual([expect.objectContaining({ userAgent: UA, clientIp: '127.0.0.1' }), expect.objectContaining({ userAgent: UA })]);
+    expect((await auditOf(id)).map((e) => e.user_agent)).toEqual([UA, UA, UA]);
+    expect((await auditOf(id)).find((e) => e.action === 'LOGIN')!.client_ip).toBe('198.51.100.9');
 
     const erased = await call('POST', `/api/users/${id}/erase`);
     expect(erased.status).toBe(200);
@@ -92,6 +100,15 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     expect(audit[0]!.metadata.after).toMatchObject({ email: ERASED, username: ERASED, firstName: ERASED, lastName: ERASED, roles: ['user'], enabled: true });
     expect(audit[1]!.metadata).toMatchObject({ before: { email: ERASED, lastName: ERASED }, after: { email: ERASED, lastName: ERASED } });
     expect(JSON.stringify(await t.db.pool.query('select * from audit_log')).includes('jane@acme.test')).toBe(false);
+    expect(audit.map((e) => [e.client_ip, e.user_agent])).toEqual(audit.map(() => [ERASED, ERASED]));
+    // Events with Jane's personal fields had their request metadata sealed with her key too; UserErased
+    // carries no personal field, so the admin's request was sealed with the (acting) admin's key.
+    expect((await requestData()).map((m: { type: string; clientIp: string; userAgent: string }) => [m.type, m.clientIp, m.userAgent])).toEqual([
+      ['UserCreated', ERASED, ERASED],
+      ['UserProfileUpdated', ERASED, ERASED],
+      ['UserDeleted', ERASED, ERASED],
+      ['UserErased', '127.0.0.1', UA],
+    ]);
 
     // The e-mail and username are free again.
     const again = await call('POST', '/api/users', 'acme', { email: 'jane@acme.test', username: 'jane.doe' });
