@@ -23,6 +23,7 @@ import { EventRelay, publicEnvelope } from './platform/bus/relay.ts';
 import type { Clock } from './platform/clock.ts';
 import { systemContext, type CommandContext } from './platform/commands/context.ts';
 import { DataKeys } from './platform/crypto/data-keys.ts';
+import { ReservationNames } from './platform/commands/reservation-names.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
@@ -85,7 +86,7 @@ export async function buildService(infra: Infrastructure) {
   const hasher =
     infra.hasher ??
     new PasswordHasher({ memoryCost: config.ARGON2_MEMORY_KIB, timeCost: config.ARGON2_ITERATIONS, parallelism: config.ARGON2_PARALLELISM });
-  const commandDeps = { store, clock };
+  const commandDeps = { store, clock, reservationNames: new ReservationNames(infra.masterKey) };
   // Settings, roles and the tenant lookup answer from per-instance caches the projections keep
   // current (src/platform/projections/read-model-cache.ts): the hot path makes no query for them.
   const settings = readModelQueries('settings', readYourWrites, cachedSettings(runner, settingsQueries(pool)));
@@ -124,7 +125,7 @@ export async function buildService(infra: Infrastructure) {
   const background = new BackgroundTasks(logger);
   const links = emailLinkCommands(commandDeps);
   const mailer = infra.mailer ?? openMailerFromConfig(config, logger);
-  const requestLink = linkDelivery({ store, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
+  const requestLink = linkDelivery({ ...commandDeps, links, mailer, settings, background, publicUrl: config.IAM_PUBLIC_URL });
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const clients = cachedApplications(runner, store);

@@ -8,9 +8,9 @@ import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
 import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
-import { reservationStreamId } from '../../src/platform/commands/reservations.ts';
+import { ReservationNames } from '../../src/platform/commands/reservation-names.ts';
 import { newId } from '../../src/platform/ids.ts';
-import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { BENCH_ADMIN, BENCH_MASTER_KEY, benchService, timed } from './service.ts';
 import { fmt } from './support.ts';
 
 const flag = process.argv.indexOf('--users');
@@ -36,6 +36,7 @@ async function main(): Promise<void> {
   const userRole = (await inject('GET', '/api/roles', undefined, admin)).data.find((r: { name: string }) => r.name === 'user');
   const seedStarted = performance.now();
   let last = 0n;
+  const reservationNames = new ReservationNames(BENCH_MASTER_KEY);
   const firstNames = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Ken', 'Dennis', 'Margaret', 'Linus'];
   for (let base = 0; base < USERS; base += 500) {
     const appends = [];
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
       const owner = `user-platform.${userId}`;
       appends.push(
         { streamId: owner, expectedRevision: 'no_stream' as const, events: toNewEvents([{ type: 'UserCreated', data: { userId, email, username: `user${i}`, firstName: firstNames[i % 10], lastName: `Surname${i}`, enabled: true, emailVerified: false, passwordHash: null, roles: [{ id: userRole.id, name: 'user' }] } }], context, systemClock) },
-        { streamId: reservationStreamId('platform', 'email', email), expectedRevision: 'no_stream' as const, events: toNewEvents([{ type: 'ReservationClaimed', data: { kind: 'email', value: email, owner } }], context, systemClock) },
+        { streamId: reservationNames.streamsOf('platform', 'email', email).keyed, expectedRevision: 'no_stream' as const, events: toNewEvents([{ type: 'ReservationClaimed', data: { kind: 'email', value: email, owner } }], context, systemClock) },
       );
     }
     const results = await store.appendMulti(appends);

@@ -5,6 +5,9 @@ import { systemClock } from '../../src/platform/clock.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
 import { benchDatabase, percentile } from './support.ts';
 
+/** The master key of every benchmark service (it names reservation streams, among others). */
+export const BENCH_MASTER_KEY = 'bench';
+
 export const BENCH_ADMIN = { email: 'root@bench.test', password: 'Bench-Passw0rd' };
 
 /** The whole service on a fresh benchmark database, driven in-process (fastify inject), tenant `platform`. */
@@ -25,7 +28,7 @@ export async function benchService(
     ...env,
   });
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
-  const service = await buildService({ config, logger: pino({ level: 'warn' }), pool: db.pool, store, clock: systemClock, masterKey: 'bench' });
+  const service = await buildService({ config, logger: pino({ level: 'warn' }), pool: db.pool, store, clock: systemClock, masterKey: BENCH_MASTER_KEY });
   await beforeStart?.({ db, store, service }).catch(async (error: unknown) => {
     await db.close();
     throw error;

@@ -24,9 +24,11 @@ export async function insertAuditEntries(db: Queryable, entries: AuditEntry[]): 
 }
 
 /**
- * GDPR erasure, the audit log's one permitted rewrite (migration 0016): `fields` of
- * metadata.before / metadata.after read "[ERASED]" in every entry of the resource. Runs inside the
- * caller's transaction, which declares itself the erasure writer only for this statement.
+ * GDPR erasure, the audit log's one permitted rewrite (migrations 0017, 0021): `fields` of
+ * metadata.before / metadata.after read "[ERASED]" in every entry of the resource, and so do
+ * client_ip and user_agent in those entries and in every entry the person acted in (user_id: the
+ * resource that erases is a user), permission checks included. Runs inside the caller's
+ * transaction, which declares itself the erasure writer only for these statements.
  */
 export async function eraseAuditEntries(
   tx: PoolClient,
@@ -41,12 +43,19 @@ export async function eraseAuditEntries(
   const erased = rows
     .map((row) => ({ id: row.id, before: JSON.stringify(row.metadata), after: JSON.stringify(maskValuePaths(row.metadata, paths, ERASED)) }))
     .filter((row) => row.after !== row.before);
-  if (erased.length === 0) return;
   await tx.query("select set_config('iam.audit_erasure', 'on', true)");
   try {
+    if (erased.length > 0) {
+      await tx.query(
+        'update audit_log a set metadata = e.metadata from unnest($2::uuid[], $3::jsonb[]) as e(id, metadata) where a.tenant_id = $1 and a.id = e.id',
+        [target.tenantId, erased.map((row) => row.id), erased.map((row) => row.after)],
+      );
+    }
     await tx.query(
-      'update audit_log a set metadata = e.metadata from unnest($2::uuid[], $3::jsonb[]) as e(id, metadata) where a.tenant_id = $1 and a.id = e.id',
-      [target.tenantId, erased.map((row) => row.id), erased.map((row) => row.after)],
+      `update audit_log set client_ip = case when client_ip is null then null else $4 end, user_agent = case when user_agent is null then null else $4 end
+        where tenant_id = $1 and ((resource = $2 and resource_id = $3) or user_id = $3)
+          and (client_ip <> $4 or user_agent <> $4)`,
+      [target.tenantId, target.resource, target.resourceId, ERASED],
     );
   } finally {
     await tx.query("select set_config('iam.audit_erasure', 'off', true)");

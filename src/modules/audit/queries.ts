@@ -82,7 +82,10 @@ export function auditQueries(db: Queryable) {
              from audit_log where ${condition} order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`,
           params,
         ),
-        db.query<{ total: string }>(`select count(*) as total from (select from audit_log where ${condition} limit ${cap}) as matching`, params),
+        // Ordered like the page: the count then walks the index that serves the page, index-only.
+        // Unordered, a filter matching most rows (action=PERMISSION_CHECK) was planned as a
+        // sequential scan, slow whenever the table's pages were not cached.
+        db.query<{ total: string }>(`select count(*) as total from (select from audit_log where ${condition} order by created_at desc, id desc limit ${cap}) as matching`, params),
       ]);
       const total = Number(count.rows[0]?.total ?? 0);
       return { items: page.rows.map(toItem), total, totalCapped: total === cap };

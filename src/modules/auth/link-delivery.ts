@@ -2,6 +2,7 @@ import type { EmailLinkCommands, EmailLinkPurpose } from '../email-links/index.t
 import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { BackgroundTasks } from '../../platform/background-tasks.ts';
+import type { ReservationNames } from '../../platform/commands/reservation-names.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { Mailer } from '../../platform/mail/port.ts';
 import { linkEmail } from './emails.ts';
@@ -9,6 +10,7 @@ import { accountByEmail } from './login.ts';
 
 export interface LinkDeliveryDeps {
   store: EventStore;
+  reservationNames: ReservationNames;
   links: EmailLinkCommands;
   mailer: Mailer;
   settings: SettingsProvider;
@@ -24,7 +26,7 @@ export interface LinkDeliveryDeps {
 export function linkDelivery(deps: LinkDeliveryDeps) {
   return function requestLink(purpose: EmailLinkPurpose, tenant: string, email: string, context: CommandContext): void {
     deps.background.run(`email link ${purpose}`, async () => {
-      const user = await accountByEmail(deps.store, tenant, email);
+      const user = await accountByEmail(deps, tenant, email);
       if (!user?.enabled) return;
       const { token } = await deps.links.issue(tenant, user, purpose, { ...context, actor: user.userId });
       const { settings } = await deps.settings.nested(tenant);

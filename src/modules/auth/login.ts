@@ -4,7 +4,7 @@ import { flatten, type SettingsProvider } from '../settings/index.ts';
 import { emailReservation, loadUser, type ActiveUser, type PasswordHasher } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, loadState, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
-import { reservationHolder } from '../../platform/commands/reservations.ts';
+import { reservationHolder, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
@@ -13,7 +13,7 @@ import { loginAttemptStreamId, loginStreamId, type LoginFailed } from './events.
 import { accountLocked, lockedUntil, loginDecider, type LoginAttempt } from './login-decider.ts';
 import type { TokenService } from './tokens.ts';
 
-export interface LoginDeps extends CommandDeps {
+export interface LoginDeps extends ReservationDeps {
   hasher: PasswordHasher;
   tokens: TokenService;
   roles: RoleQueries;
@@ -32,10 +32,10 @@ export interface IssuedTokens {
 }
 
 /** The active account that owns an e-mail in a tenant, from the write side (never a lagging read model). */
-export async function accountByEmail(store: CommandDeps['store'], tenant: string, email: string): Promise<ActiveUser | null> {
-  const owner = await reservationHolder(store, tenant, 'email', email);
+export async function accountByEmail(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, tenant: string, email: string): Promise<ActiveUser | null> {
+  const owner = await reservationHolder(deps, tenant, 'email', email);
   const userId = owner ? owner.slice(owner.indexOf('.') + 1) : null;
-  const user = userId ? await loadUser(store, tenant, userId) : null;
+  const user = userId ? await loadUser(deps.store, tenant, userId) : null;
   if (!userId || user?.status !== 'active' || owner !== emailReservation(tenant, user.email, userId).owner) return null;
   return user;
 }
@@ -109,7 +109,7 @@ export function authenticatedSessions(deps: LoginDeps) {
 export function passwordLogin(deps: LoginDeps) {
   const authenticate = authenticatedSessions(deps);
   return async function login(tenant: string, email: string, password: string, context: CommandContext) {
-    const user = await accountByEmail(deps.store, tenant, email);
+    const user = await accountByEmail(deps, tenant, email);
     if (!user) {
       await deps.hasher.verifyAgainstDummy(password);
       await recordApart(deps, tenant, { userId: null, reason: 'unknown_user', email: email.toLowerCase() }, context);

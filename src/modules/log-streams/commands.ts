@@ -1,6 +1,6 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, lastPosition, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
-import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
+import { handleCommand, lastPosition, toNewEvents } from '../../platform/commands/handle-command.ts';
+import { claimReservation, isReservationConflict, releaseReservation, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { logStreamDecider, type LogStreamCommand } from './decider.ts';
 import { logStreamError } from './errors.ts';
 import { logStreamNameReservation, logStreamStreamId, type LogStreamSettings } from './events.ts';
@@ -9,7 +9,7 @@ const nameTaken = () => logStreamError('STREAM_NAME_TAKEN', 'A log stream with t
 const KIND = 'log-stream-name';
 
 /** Log streams' commands; names are unique per tenant, case-insensitively, through reservation streams. */
-export function logStreamCommands(deps: CommandDeps) {
+export function logStreamCommands(deps: ReservationDeps) {
   const run = (tenant: string, id: string, command: LogStreamCommand, context: CommandContext) =>
     handleCommand(deps, logStreamDecider, logStreamStreamId(tenant, id), command, context);
   const renamingOrTaken = async <T>(work: () => Promise<T>): Promise<T> => {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { EventBus, PublicEvent } from '../../platform/bus/port.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
+import type { ReservationNames } from '../../platform/commands/reservation-names.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { Pool } from '../../platform/db/pool.ts';
 import { notFound, validationError } from '../../platform/errors.ts';
@@ -20,6 +21,7 @@ import type { LogStream, LogStreamQueries } from './queries.ts';
 
 export interface LogStreamsModuleDeps {
   store: EventStore;
+  reservationNames: ReservationNames;
   pool: Pool;
   /** The read model's queries (wrapped for read-your-writes by the composition root). */
   queries: LogStreamQueries;

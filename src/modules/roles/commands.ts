@@ -1,9 +1,10 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, lastPosition, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { handleCommand, lastPosition, toNewEvents } from '../../platform/commands/handle-command.ts';
 import {
   claimReservation,
   isReservationConflict,
   releaseReservation,
+  type ReservationDeps,
 } from '../../platform/commands/reservations.ts';
 import { roleError } from './errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
@@ -16,7 +17,7 @@ const nameTaken = () => roleError('ROLE_NAME_TAKEN', 'A role with this name alre
 
 /** The appends that create a role with its name reservation (also used inside tenant creation). */
 export async function roleCreationAppends(
-  deps: CommandDeps,
+  deps: ReservationDeps,
   tenant: string,
   roleId: string,
   fields: RoleFields,
@@ -29,14 +30,14 @@ export async function roleCreationAppends(
   ];
 }
 
-export async function defaultRoleAppends(deps: CommandDeps, tenant: string, context: CommandContext): Promise<StreamAppend[]> {
+export async function defaultRoleAppends(deps: ReservationDeps, tenant: string, context: CommandContext): Promise<StreamAppend[]> {
   const appends = await Promise.all(
     DEFAULT_ROLES.map((role) => roleCreationAppends(deps, tenant, newId(), { ...role, permissions: [...role.permissions] }, context)),
   );
   return appends.flat();
 }
 
-export function roleCommands(deps: CommandDeps) {
+export function roleCommands(deps: ReservationDeps) {
   return {
     async create(tenant: string, fields: RoleFields, context: CommandContext) {
       const roleId = newId();

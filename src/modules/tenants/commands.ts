@@ -1,7 +1,7 @@
 import { defaultRoleAppends } from '../roles/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
-import { claimReservation, isReservationConflict } from '../../platform/commands/reservations.ts';
+import { handleCommand } from '../../platform/commands/handle-command.ts';
+import { claimReservation, isReservationConflict, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { tenantError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { tenantDecider } from './decider.ts';
@@ -9,7 +9,7 @@ import { tenantNameReservation, tenantStreamId } from './events.ts';
 
 const tenantExists = () => tenantError('TENANT_EXISTS', 'A tenant with this name already exists');
 
-export function tenantCommands(deps: CommandDeps & { platformTenant: string | undefined }) {
+export function tenantCommands(deps: ReservationDeps & { platformTenant: string | undefined }) {
   return {
     /** Creates the tenant, its name reservation and its default roles in one atomic append. */
     async create(input: { name: string; displayName?: string | undefined }, context: CommandContext) {

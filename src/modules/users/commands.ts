@@ -1,8 +1,8 @@
 import type { RoleQueries } from '../roles/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, type CommandDeps, type SideAppends } from '../../platform/commands/handle-command.ts';
-import { claimReservation, isReservationConflict, releaseReservation } from '../../platform/commands/reservations.ts';
+import { handleCommand, type SideAppends } from '../../platform/commands/handle-command.ts';
+import { claimReservation, isReservationConflict, releaseReservation, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import type { DataKeys } from '../../platform/crypto/data-keys.ts';
 import { notFound, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -12,7 +12,7 @@ import { userError } from './errors.ts';
 import { loadUser } from './load.ts';
 import { assertNotRecentlyUsed, assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
 
-export interface UserCommandDeps extends CommandDeps {
+export interface UserCommandDeps extends ReservationDeps {
   hasher: PasswordHasher;
   roles: RoleQueries;
   settings: SettingsProvider;

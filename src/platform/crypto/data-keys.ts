@@ -62,25 +62,31 @@ export class DataKeys {
   }
 
   /**
-   * The keys to encrypt with: created for subjects that have none (one statement for all the
-   * subjects this instance does not know yet); erased subjects stay erased.
+   * The keys to encrypt with: created for `subjects` that have none, erased ones stay erased; the
+   * keys of `existingOnly` subjects are used if they exist and never created ('none' otherwise).
+   * One statement for all the subjects this instance does not know yet.
    */
-  async keysForWriting(subjects: DataSubject[]): Promise<Map<string, { key: Buffer } | 'erased'>> {
-    const result = new Map<string, { key: Buffer } | 'erased'>();
+  async keysForWriting(subjects: DataSubject[], existingOnly: DataSubject[] = []): Promise<Map<string, DataKeyState>> {
+    const result = new Map<string, DataKeyState>();
+    const creating = new Set(subjects.map(cacheKey));
     let unknown: DataSubject[] = [];
-    for (const subject of unique(subjects)) {
+    for (const subject of unique([...subjects, ...existingOnly])) {
       const cached = this.recall(cacheKey(subject));
-      if (cached && cached !== 'none') result.set(cacheKey(subject), cached);
+      if (cached && (cached !== 'none' || !creating.has(cacheKey(subject)))) result.set(cacheKey(subject), cached);
       else unknown.push(subject);
     }
     // Two rounds at most: a key another transaction was inserting meanwhile is read back in the second.
     for (let round = 0; unknown.length > 0; round += 1) {
       if (round === 2) throw new Error('a data key was created but cannot be read back');
-      const rows = await this.createOrRead(unknown);
+      const rows = await this.createOrRead(unknown, creating);
       for (const row of rows) {
-        const state = this.stateOf(row) as { key: Buffer } | 'erased';
+        const state = this.stateOf(row);
         result.set(cacheKey({ tenantId: row.tenant_id, subject: row.subject }), state);
         this.remember(cacheKey({ tenantId: row.tenant_id, subject: row.subject }), state);
+      }
+      for (const subject of unknown.filter((s) => !result.has(cacheKey(s)) && !creating.has(cacheKey(s)))) {
+        result.set(cacheKey(subject), 'none');
+        this.remember(cacheKey(subject), 'none');
       }
       unknown = unknown.filter((subject) => !result.has(cacheKey(subject)));
     }
@@ -88,18 +94,22 @@ export class DataKeys {
   }
 
   /**
-   * New keys for the subjects without a row, the existing rows of the others. Committed before the
-   * events that use them: an event never refers to a key that was not stored.
+   * New keys for the subjects to create without a row, the existing rows of all. Committed before
+   * the events that use them: an event never refers to a key that was not stored.
    */
-  private async createOrRead(subjects: DataSubject[]): Promise<KeyRow[]> {
+  private async createOrRead(subjects: DataSubject[], creating: Set<string>): Promise<KeyRow[]> {
     const { rows } = await this.db.query<KeyRow>(
       `with wanted as (select * from unnest($1::text[], $2::text[], $3::text[]) as w(tenant_id, subject, wrapped_key)),
-            created as (insert into personal_data_keys (tenant_id, subject, wrapped_key) select * from wanted
+            created as (insert into personal_data_keys (tenant_id, subject, wrapped_key) select * from wanted where wrapped_key is not null
                         on conflict do nothing returning tenant_id, subject, wrapped_key)
        select * from created
        union all
        select k.tenant_id, k.subject, k.wrapped_key from personal_data_keys k join wanted using (tenant_id, subject)`,
-      [subjects.map((s) => s.tenantId), subjects.map((s) => s.subject), subjects.map(() => this.box.seal(randomBytes(32).toString('base64url')))],
+      [
+        subjects.map((s) => s.tenantId),
+        subjects.map((s) => s.subject),
+        subjects.map((s) => (creating.has(cacheKey(s)) ? this.box.seal(randomBytes(32).toString('base64url')) : null)),
+      ],
     );
     return rows;
   }

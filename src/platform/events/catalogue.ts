@@ -17,7 +17,11 @@ const versionOf = (event: RecordedEvent): number => event.metadata.schemaVersion
 export class EventCatalogue {
   private readonly byType = new Map<string, EventDefinition>();
 
-  constructor(readonly definitions: readonly EventDefinition[]) {
+  constructor(
+    readonly definitions: readonly EventDefinition[],
+    /** The data subject an actor is in a tenant (a user's stream id): whose key seals the request metadata of events naming no person. */
+    private readonly actorDataSubject: (metadata: EventMetadata) => string | null = () => null,
+  ) {
     for (const definition of definitions) {
       if (this.byType.has(definition.type)) throw new Error(`event type ${definition.type} is defined twice`);
       this.byType.set(definition.type, definition);
@@ -74,6 +78,12 @@ export class EventCatalogue {
     if (!definition?.dataSubject) return null;
     const subject = definition.dataSubject(event.data, event.metadata);
     return subject === null ? null : { subject: { tenantId: event.metadata.tenantId, subject }, paths: definition.personal };
+  }
+
+  /** The acting person, as a data subject of the event's tenant (null for none). */
+  actorDataSubjectOf(metadata: EventMetadata): DataSubject | null {
+    const subject = this.actorDataSubject(metadata);
+    return subject === null ? null : { tenantId: metadata.tenantId, subject };
   }
 
   /** The person `event` erases (null for every other event). */

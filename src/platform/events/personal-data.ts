@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { dataKeyOf, type DataKeys, type DataKeyState, type DataSubject } from '../crypto/data-keys.ts';
-import type { NewEvent, RecordedEvent } from '../eventstore/port.ts';
+import type { EventMetadata, NewEvent, RecordedEvent } from '../eventstore/port.ts';
 import type { EventCatalogue } from './catalogue.ts';
 import { mapValuePaths, maskValuePaths } from './field-paths.ts';
 
@@ -27,20 +27,37 @@ function openField(key: Buffer, value: unknown): unknown {
 
 type PersonalFields = { subject: DataSubject; paths: readonly string[] };
 
-/** The key a read needs: the one the event was sealed with, else (written in clear) its person's, for erasure. */
-function subjectOf(event: RecordedEvent, personal: PersonalFields | null): DataSubject | null {
-  const { personalDataKey, tenantId } = event.metadata;
-  if (personalDataKey) return { tenantId, subject: personalDataKey };
-  return personal?.subject ?? null;
+/** The request's metadata that identifies a person's device: personal data like the declared fields. */
+const REQUEST_FIELDS = ['clientIp', 'userAgent'] as const;
+
+const hasRequestData = (metadata: EventMetadata): boolean => REQUEST_FIELDS.some((field) => typeof metadata[field] === 'string');
+
+function mapRequestData(metadata: EventMetadata, change: (value: string) => string): EventMetadata {
+  const changed = { ...metadata };
+  for (const field of REQUEST_FIELDS) {
+    const value = metadata[field];
+    if (typeof value === 'string') changed[field] = change(value);
+  }
+  return changed;
+}
+
+/**
+ * Whose key an event's personal data uses, on append and on read alike: the person its fields
+ * belong to (the catalogue's `dataSubject`), else, for the request metadata alone, the acting
+ * user's (only if that person has a key in the event's tenant: see seal).
+ */
+interface KeyUse {
+  subject: DataSubject;
+  personal: PersonalFields | null;
 }
 
 /**
  * Crypto-shredding of personal data (docs/erasure.md), the one place that encrypts and decrypts
- * it. The catalogued event store seals the personal fields of every append with the data key of
- * the person they belong to (the catalogue's `dataSubject`), and reveals them on every read: clear
- * values while the key exists, "[ERASED]" once it was destroyed, whether the event was sealed or
- * written in clear before encryption existed. Everything that reads through the store (commands,
- * projections, reactions, history, the relay, a replay) gets the same answer.
+ * it. The catalogued event store seals the personal fields of every append, and the request's
+ * clientIp and userAgent, with the data key of the person they belong to, and reveals them on
+ * every read: clear values while the key exists, "[ERASED]" once it was destroyed, whether the
+ * event was sealed or written in clear before encryption existed. Everything that reads through
+ * the store (commands, projections, reactions, history, the relay, a replay) gets the same answer.
  */
 export class PersonalDataCipher {
   constructor(
@@ -48,52 +65,80 @@ export class PersonalDataCipher {
     private readonly keys: DataKeys,
   ) {}
 
-  /** `events` as they must be written: personal fields sealed, or "[ERASED]" for an erased person. */
+  private keyUseOf(event: { type: string; data: unknown; metadata: EventMetadata }): KeyUse | null {
+    const personal = this.catalogue.personalDataOf(event);
+    if (personal) return { subject: personal.subject, personal };
+    const actor = hasRequestData(event.metadata) ? this.catalogue.actorDataSubjectOf(event.metadata) : null;
+    return actor ? { subject: actor, personal: null } : null;
+  }
+
+  /**
+   * `events` as they must be written: personal fields and request metadata sealed, or "[ERASED]"
+   * for an erased person. The data subject's key is created if missing; an actor's key is only
+   * used if it exists (an OAuth client or a platform operator acting in a tenant has none there,
+   * and their request metadata stays in clear). One key statement per append at most.
+   */
   async seal(events: NewEvent[]): Promise<NewEvent[]> {
-    const personal = events.map((event) => this.catalogue.personalDataOf(event));
-    const subjects = personal.flatMap((p) => (p ? [p.subject] : []));
-    if (subjects.length === 0) return events;
-    const keys = await this.keys.keysForWriting(subjects);
+    const uses = events.map((event) => this.keyUseOf(event));
+    if (uses.every((use) => use === null)) return events;
+    const keys = await this.keys.keysForWriting(
+      uses.flatMap((use) => (use?.personal ? [use.subject] : [])),
+      uses.flatMap((use) => (use && !use.personal ? [use.subject] : [])),
+    );
     return events.map((event, i) => {
-      const fields = personal[i];
-      if (!fields) return event;
-      const state = keys.get(dataKeyOf(fields.subject))!;
-      if (state === 'erased') return { ...event, data: maskValuePaths(event.data, fields.paths, ERASED) };
+      const use = uses[i];
+      if (!use) return event;
+      const state = keys.get(dataKeyOf(use.subject))!;
+      const paths = use.personal?.paths ?? [];
+      if (state === 'none') return event;
+      if (state === 'erased') return { ...event, data: maskValuePaths(event.data, paths, ERASED), metadata: mapRequestData(event.metadata, () => ERASED) };
       return {
         ...event,
-        data: mapValuePaths(event.data, fields.paths, (value) => sealField(state.key, value)),
-        metadata: { ...event.metadata, personalDataKey: fields.subject.subject },
+        data: mapValuePaths(event.data, paths, (value) => sealField(state.key, value)),
+        metadata: { ...mapRequestData(event.metadata, (value) => sealField(state.key, value)), personalDataKey: use.subject.subject },
       };
     });
   }
 
-  /** `events` as readers see them: personal fields in clear, or "[ERASED]". One key query per batch at most. */
+  /** `events` as readers see them: personal data in clear, or "[ERASED]". One key query per batch at most. */
   async reveal<Event extends RecordedEvent>(events: Event[]): Promise<Event[]> {
     for (const event of events) {
       const erased = this.catalogue.erasedSubjectOf(event);
       if (erased) this.keys.markErased(erased);
     }
-    const personal = events.map((event) => this.catalogue.personalDataOf(event));
-    const subjects = events.map((event, i) => subjectOf(event, personal[i] ?? null));
-    const wanted = subjects.filter((subject) => subject !== null);
+    const uses = events.map((event) => this.readKeyUse(event));
+    const wanted = uses.flatMap((use) => (use ? [use.subject] : []));
     if (wanted.length === 0) return events;
     const states = await this.keys.states(wanted);
     // A sealed event whose key this instance remembered as absent: another instance created it since.
     const stale = events.flatMap((event, i) => {
-      const subject = subjects[i];
+      const subject = uses[i]?.subject;
       return subject && event.metadata.personalDataKey && states.get(dataKeyOf(subject)) === 'none' ? [subject] : [];
     });
     if (stale.length > 0) for (const [key, state] of await this.keys.states(stale, { reload: true })) states.set(key, state);
-    return events.map((event, i) => this.revealOne(event, personal[i] ?? null, states));
+    return events.map((event, i) => this.revealOne(event, uses[i] ?? null, states));
   }
 
-  private revealOne<Event extends RecordedEvent>(event: Event, personal: PersonalFields | null, states: Map<string, DataKeyState>): Event {
-    if (!personal) return event;
+  /** The key a read needs: the one the event was sealed with, else (written in clear) the one it would be sealed with, for erasure. */
+  private readKeyUse(event: RecordedEvent): KeyUse | null {
+    const { personalDataKey, tenantId } = event.metadata;
+    const use = this.keyUseOf(event);
+    if (!personalDataKey) return use;
+    return { subject: { tenantId, subject: personalDataKey }, personal: use?.personal ?? null };
+  }
+
+  private revealOne<Event extends RecordedEvent>(event: Event, use: KeyUse | null, states: Map<string, DataKeyState>): Event {
+    if (!use) return event;
     const { personalDataKey, ...metadata } = event.metadata;
-    const state = states.get(dataKeyOf(subjectOf(event, personal)!));
-    if (state === 'erased') return { ...event, data: maskValuePaths(event.data, personal.paths, ERASED), metadata };
+    const paths = use.personal?.paths ?? [];
+    const state = states.get(dataKeyOf(use.subject));
+    if (state === 'erased') return { ...event, data: maskValuePaths(event.data, paths, ERASED), metadata: mapRequestData(metadata, () => ERASED) };
     if (!personalDataKey) return event;
-    if (state === undefined || state === 'none') throw new Error(`event ${event.id}: the data key of its personal fields is missing`);
-    return { ...event, data: mapValuePaths(event.data, personal.paths, (value) => openField(state.key, value)), metadata };
+    if (state === undefined || state === 'none') throw new Error(`event ${event.id}: the data key of its personal data is missing`);
+    return {
+      ...event,
+      data: mapValuePaths(event.data, paths, (value) => openField(state.key, value)),
+      metadata: mapRequestData(metadata, (value) => openField(state.key, value) as string),
+    };
   }
 }

@@ -15,8 +15,9 @@ export interface EventMetadata {
   /** The version of the event type's schema the data was written in (absent: 1); reads upcast it. */
   schemaVersion?: number;
   /**
-   * The data subject whose key encrypted the event's personal fields (src/platform/events/
-   * personal-data.ts). Absent: they are in clear (written before encryption, or naming nobody).
+   * The data subject whose key encrypted the event's personal fields and its clientIp/userAgent
+   * (src/platform/events/personal-data.ts). Absent: they are in clear (written before encryption,
+   * or naming nobody with a key).
    */
   personalDataKey?: string;
 }

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cataloguedStore } from '../../../src/event-catalogue.ts';
+import { ReservationNames } from '../../../src/platform/commands/reservation-names.ts';
 import { DataKeys } from '../../../src/platform/crypto/data-keys.ts';
 import { SecretBox } from '../../../src/platform/crypto/secret-box.ts';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port.ts';
@@ -8,6 +9,7 @@ import { newId } from '../../../src/platform/ids.ts';
 import { rebuildProjections } from '../../../src/platform/projections/rebuild.ts';
 import { allProjections } from '../../../src/projections.ts';
 import { userStreamId } from '../../../src/modules/users/index.ts';
+import { PasswordHasher } from '../../../src/modules/users/passwords.ts';
 import { diffReadModels, snapshotReadModels } from '../../support/read-models.ts';
 import { PLATFORM, TEST_MASTER_KEY, startTestService, type TestService } from '../../support/service.ts';
 
@@ -25,7 +27,7 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     t.request({ method, url, body, token, tenant, headers: { 'user-agent': UA } });
   const caughtUp = async () => expect(await t.service.runner.waitFor(await t.store.lastWrittenPosition(), 10_000)).toBe(true);
   const rawLog = async () => (await t.db.pool.query('select event_id, stream_id, type, data, metadata from events order by position')).rows;
-  const auditOf = async (userId: string) => (await t.db.pool.query("select action, metadata from audit_log where tenant_id = 'acme' and resource_id = $1 order by created_at, id", [userId])).rows;
+  const auditOf = async (userId: string) => (await t.db.pool.query("select action, metadata, client_ip, user_agent from audit_log where tenant_id = 'acme' and resource_id = $1 order by created_at, id", [userId])).rows;
   /** A fresh process's view of the log (`npm run projections:rebuild` opens its own keys): no cache can answer. */
   const freshStore = () => cataloguedStore(t.store, new DataKeys(t.db.pool, new SecretBox(TEST_MASTER_KEY)));
 
@@ -41,7 +43,7 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
   afterAll(() => t.close());
 
   it('stores personal fields encrypted; after erasure every read shows [ERASED], the e-mail is free, and nothing else in the log changed', async () => {
-    const created = await call('POST', '/api/users', 'acme', { email: 'jane@acme.test', username: 'jane', firstName: 'Jane', lastName: 'Doe', password: 'Str0ngPass!' });
+    const created = await call('POST', '/api/users', 'acme', { email: 'jane@acme.test', username: 'jane.doe', firstName: 'Jane', lastName: 'Doe', password: 'Str0ngPass!' });
     expect(created.status).toBe(201);
     const id: string = created.body.data.id;
     expect((await call('PUT', `/api/users/${id}`, 'acme', { lastName: 'Roe' })).status).toBe(200);
@@ -50,7 +52,7 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     const asOf = new Date().toISOString();
 
     // Before: clear to every reader, sealed in the log itself.
-    expect((await call('GET', `/api/users/${id}`)).body.data).toMatchObject({ email: 'jane@acme.test', username: 'jane', firstName: 'Jane', lastName: 'Roe' });
+    expect((await call('GET', `/api/users/${id}`)).body.data).toMatchObject({ email: 'jane@acme.test', username: 'jane.doe', firstName: 'Jane', lastName: 'Roe' });
     const before = await rawLog();
     const janes = before.filter((e) => JSON.stringify(e.data).includes(id) || e.data.owner === userStreamId('acme', id));
     expect(janes.map((e) => e.type)).toEqual(expect.arrayContaining(['UserCreated', 'UserProfileUpdated', 'ReservationClaimed', 'SessionStarted']));
@@ -58,6 +60,14 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
       expect(JSON.stringify(event.data)).not.toMatch(/jane@acme\.test|Jane|Roe|198\.51\.100\.9|erasure-test/);
     }
     expect(janes.find((e) => e.type === 'UserCreated')!.metadata.personalDataKey).toBe(userStreamId('acme', id));
+    // Request metadata is sealed too, in every event so far (each actor is a user of its tenant).
+    expect(JSON.stringify(before)).not.toContain('198.51.100.9');
+    expect(JSON.stringify(before)).not.toContain(UA);
+    const requestData = async () =>
+      (await call('GET', `/api/events?streamPrefix=${encodeURIComponent(userStreamId('acme', id))}`)).body.data.events.map((e: { type: string; metadata: object }) => ({ type: e.type, ...e.metadata }));
+    expect(await requestData()).toEqual([expect.objectContaining({ userAgent: UA, clientIp: '127.0.0.1' }), expect.objectContaining({ userAgent: UA })]);
+    expect((await auditOf(id)).map((e) => e.user_agent)).toEqual([UA, UA, UA]);
+    expect((await auditOf(id)).find((e) => e.action === 'LOGIN')!.client_ip).toBe('198.51.100.9');
 
     const erased = await call('POST', `/api/users/${id}/erase`);
     expect(erased.status).toBe(200);
@@ -68,6 +78,11 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     const after = await rawLog();
     expect(after.slice(0, before.length)).toEqual(before);
     expect(after.slice(before.length).map((e) => e.type)).toEqual(expect.arrayContaining(['UserDeleted', 'UserErased', 'ReservationReleased', 'SessionRevoked']));
+    // Neither the e-mail nor the username is anywhere in the events table: data, metadata or stream id.
+    // ('.' and '@' never occur in ciphertext or keyed names, so a match cannot be chance.)
+    const everything = JSON.stringify((await t.db.pool.query('select * from events')).rows);
+    expect(everything).not.toContain('jane@acme.test');
+    expect(everything).not.toContain('jane.doe');
 
     // Read models, history, point-in-time state, audit.
     expect((await call('GET', `/api/users/${id}`)).status).toBe(404);
@@ -85,9 +100,18 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     expect(audit[0]!.metadata.after).toMatchObject({ email: ERASED, username: ERASED, firstName: ERASED, lastName: ERASED, roles: ['user'], enabled: true });
     expect(audit[1]!.metadata).toMatchObject({ before: { email: ERASED, lastName: ERASED }, after: { email: ERASED, lastName: ERASED } });
     expect(JSON.stringify(await t.db.pool.query('select * from audit_log')).includes('jane@acme.test')).toBe(false);
+    expect(audit.map((e) => [e.client_ip, e.user_agent])).toEqual(audit.map(() => [ERASED, ERASED]));
+    // Events with Jane's personal fields had their request metadata sealed with her key too; UserErased
+    // carries no personal field, so the admin's request was sealed with the (acting) admin's key.
+    expect((await requestData()).map((m: { type: string; clientIp: string; userAgent: string }) => [m.type, m.clientIp, m.userAgent])).toEqual([
+      ['UserCreated', ERASED, ERASED],
+      ['UserProfileUpdated', ERASED, ERASED],
+      ['UserDeleted', ERASED, ERASED],
+      ['UserErased', '127.0.0.1', UA],
+    ]);
 
     // The e-mail and username are free again.
-    const again = await call('POST', '/api/users', 'acme', { email: 'jane@acme.test', username: 'jane' });
+    const again = await call('POST', '/api/users', 'acme', { email: 'jane@acme.test', username: 'jane.doe' });
     expect(again.status).toBe(201);
     expect(again.body.data.id).not.toBe(id);
 
@@ -141,5 +165,38 @@ describe('GDPR erasure by crypto-shredding: POST /api/users/{id}/erase', () => {
     expect((await call('GET', `/api/users/${id}/history`)).body.data[0].data).toMatchObject({ email: ERASED, firstName: ERASED, username: null });
     const [replayed] = (await freshStore().readStream(userStreamId('acme', id))) as RecordedEvent<string, Record<string, unknown>>[];
     expect(replayed!.data).toMatchObject({ email: ERASED, firstName: ERASED });
+  });
+
+  it('keeps values reserved under clear-text stream names (before keyed names) taken, and releases them there', async () => {
+    const id = newId();
+    const owner = userStreamId('acme', id);
+    const metadata = { tenantId: 'acme', actor: 'system', occurredAt: new Date().toISOString() };
+    const passwordHash = await new PasswordHasher({ memoryCost: 1024, timeCost: 1, parallelism: 1 }).hash('Legacy-Pass1');
+    const created = { userId: id, email: 'legacy@acme.test', username: 'legacy.user', firstName: null, lastName: null, enabled: true, emailVerified: false, passwordHash, roles: [] };
+    const claimed = (kind: string, value: string) => ({ id: newId(), type: 'ReservationClaimed', data: { kind, value, owner }, metadata });
+    // The account and its reservations as the service wrote them before: clear values, clear-text stream names.
+    await t.store.appendMulti([
+      { streamId: owner, expectedRevision: 'no_stream', events: [{ id: newId(), type: 'UserCreated', data: created, metadata }] },
+      { streamId: 'reservation-acme.email.legacy@acme.test', expectedRevision: 'no_stream', events: [claimed('email', 'legacy@acme.test')] },
+      { streamId: 'reservation-acme.username.legacy.user', expectedRevision: 'no_stream', events: [claimed('username', 'legacy.user')] },
+    ]);
+    await caughtUp();
+
+    expect((await call('POST', '/api/users', 'acme', { email: 'LEGACY@acme.test' })).body.error.code).toBe('EMAIL_TAKEN');
+    expect((await call('POST', '/api/users', 'acme', { email: 'other-legacy@acme.test', username: 'Legacy.User' })).body.error.code).toBe('USERNAME_TAKEN');
+    expect((await login('acme', 'legacy@acme.test', 'Legacy-Pass1')).status).toBe(200);
+
+    // Deleting the account releases the values in the streams that hold them.
+    expect((await call('DELETE', `/api/users/${id}`)).status).toBe(200);
+    const typesIn = async (streamId: string) => (await t.store.readStream(streamId)).map((e) => e.type);
+    expect(await typesIn('reservation-acme.email.legacy@acme.test')).toEqual(['ReservationClaimed', 'ReservationReleased']);
+    expect(await typesIn('reservation-acme.username.legacy.user')).toEqual(['ReservationClaimed', 'ReservationReleased']);
+
+    // Free again; the new claim goes to the keyed stream, and holds there.
+    const names = new ReservationNames(TEST_MASTER_KEY);
+    expect((await call('POST', '/api/users', 'acme', { email: 'legacy@acme.test', username: 'legacy.user' })).status).toBe(201);
+    expect(await typesIn(names.streamsOf('acme', 'email', 'legacy@acme.test').keyed)).toEqual(['ReservationClaimed']);
+    expect(await typesIn(names.streamsOf('acme', 'username', 'legacy.user').keyed)).toEqual(['ReservationClaimed']);
+    expect((await call('POST', '/api/users', 'acme', { email: 'Legacy@acme.test' })).body.error.code).toBe('EMAIL_TAKEN');
   });
 });

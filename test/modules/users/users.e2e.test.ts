@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
+import { ReservationNames } from '../../../src/platform/commands/reservation-names.ts';
+import { PLATFORM, TEST_MASTER_KEY, startTestService, type TestService } from '../../support/service.ts';
 
 const ADMIN = { email: 'root@platform.test', password: 'Sup3rSecret!' };
 
@@ -92,7 +93,8 @@ describe('users, roles and password login over HTTP', () => {
     expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
     const { rows } = await t.db.pool.query("select count(*)::int as n from users where tenant_id = 'acme' and lower(email) = 'race@acme.test'");
     expect(rows[0].n).toBe(1);
-    const claims = await t.db.pool.query("select count(*)::int as n from events where type = 'ReservationClaimed' and stream_id = 'reservation-acme.email.race@acme.test'");
+    const { keyed } = new ReservationNames(TEST_MASTER_KEY).streamsOf('acme', 'email', 'race@acme.test');
+    const claims = await t.db.pool.query("select count(*)::int as n from events where type = 'ReservationClaimed' and stream_id = $1", [keyed]);
     expect(claims.rows[0].n).toBe(1);
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { roleCommands } from '../../../src/modules/roles/commands.ts';
 import { systemClock } from '../../../src/platform/clock.ts';
 import { systemContext } from '../../../src/platform/commands/context.ts';
+import { ReservationNames } from '../../../src/platform/commands/reservation-names.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
@@ -56,7 +57,7 @@ describe('webhook retries across a killed service', () => {
     receiver.answer({ status: 503 });
     const store = new PostgresEventStore(db.pool, { pollIntervalMs: 200 });
     try {
-      await roleCommands({ store, clock: systemClock }).create(PLATFORM, { name: 'auditors', description: '', color: '#000000', permissions: [] }, systemContext(PLATFORM));
+      await roleCommands({ store, clock: systemClock, reservationNames: new ReservationNames('test-master-key') }).create(PLATFORM, { name: 'auditors', description: '', color: '#000000', permissions: [] }, systemContext(PLATFORM));
       await vi.waitFor(async () => expect(await deliveryOf(created.body.data.id)).toEqual({ status: 'retrying', attempts: 1 }), WAIT).catch((error: unknown) => {
         throw new Error(`${String(error)}\nservice output:\n${output}`);
       });

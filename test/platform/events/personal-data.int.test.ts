@@ -93,6 +93,48 @@ describe('PersonalDataCipher and DataKeys', () => {
     expect(again!.data).toEqual({ userId, firstName: ERASED });
   });
 
+  it('seals clientIp and userAgent with the data subject\'s key, else the acting user\'s if they have one; one key statement per batch', async () => {
+    const box = new SecretBox('k');
+    const pool = countingPool(db);
+    const cipher = new PersonalDataCipher(eventCatalogue, new DataKeys(pool, box));
+    const [subject, actingUser] = [newId(), newId()];
+    await new DataKeys(db.pool, box).keysForWriting([{ tenantId: 'acme', subject: userStreamId('acme', actingUser) }]);
+    const request = { clientIp: '203.0.113.7', userAgent: 'agent/1.0' };
+    const withRequest = (event: NewEvent, actor: string): NewEvent => ({ ...event, metadata: { ...event.metadata, actor, ...request } });
+    const roleDeleted = (actor: string): NewEvent =>
+      withRequest({ id: newId(), type: 'RoleDeleted', data: { roleId: newId(), name: 'r' }, metadata: { tenantId: 'acme', actor: 'x', occurredAt: new Date().toISOString() } }, actor);
+    const events = [withRequest(profileUpdate('acme', subject, 'Subject'), actingUser), roleDeleted(actingUser), roleDeleted('client-app')];
+
+    const sealed = await cipher.seal(events);
+    // One statement: the subject's key created, the acting user's read, the client found keyless.
+    expect(pool.statements).toBe(1);
+    expect(sealed.map((event) => event.metadata.personalDataKey)).toEqual([userStreamId('acme', subject), userStreamId('acme', actingUser), undefined]);
+    for (const event of sealed.slice(0, 2)) {
+      expect(event.metadata.clientIp).toMatch(/^pd1\./);
+      expect(event.metadata.userAgent).toMatch(/^pd1\./);
+    }
+    expect(sealed[2]!.metadata).toMatchObject(request);
+    expect(await cipher.seal([roleDeleted('client-app'), roleDeleted(actingUser)])).toHaveLength(2);
+    expect(pool.statements).toBe(1);
+
+    const fresh = () => new PersonalDataCipher(eventCatalogue, new DataKeys(db.pool, box));
+    expect((await fresh().reveal(recorded(sealed))).map((event) => event.metadata)).toEqual(events.map((event) => event.metadata));
+
+    // A legacy event (written before metadata was sealed) of the acting user reads in clear, then erased with the rest.
+    const legacy = roleDeleted(actingUser);
+    expect((await fresh().reveal(recorded([legacy])))[0]!.metadata).toMatchObject(request);
+    await new DataKeys(db.pool, box).erase({ tenantId: 'acme', subject: userStreamId('acme', actingUser) });
+    const erased = { clientIp: ERASED, userAgent: ERASED };
+    const after = await fresh().reveal(recorded([...sealed, legacy]));
+    expect(after.map((event) => event.metadata)).toEqual([
+      expect.objectContaining(request), // sealed under the subject's key, who was not erased
+      expect.objectContaining(erased),
+      expect.objectContaining(request), // a client: nobody to erase
+      expect.objectContaining(erased),
+    ]);
+    expect((await fresh().seal([roleDeleted(actingUser)]))[0]!.metadata).toMatchObject(erased);
+  });
+
   it('lets the audit log be rewritten only by the erasure writer, and only its metadata', async () => {
     const id = newId();
     await db.pool.query("insert into audit_log (tenant_id, id, action, status, metadata, created_at) values ('acme', $1, 'USER_CREATED', 'success', '{}', now())", [id]);
@@ -101,7 +143,7 @@ describe('PersonalDataCipher and DataKeys', () => {
     try {
       await client.query('begin');
       await client.query("select set_config('iam.audit_erasure', 'on', true)");
-      await expect(client.query("update audit_log set action = 'X' where id = $1", [id])).rejects.toThrow(/metadata only/);
+      await expect(client.query("update audit_log set action = 'X' where id = $1", [id])).rejects.toThrow(/personal data only/);
       await client.query('rollback');
       await client.query('begin');
       await client.query("select set_config('iam.audit_erasure', 'on', true)");
