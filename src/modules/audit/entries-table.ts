@@ -24,7 +24,7 @@ export async function insertAuditEntries(db: Queryable, entries: AuditEntry[]): 
 }
 
 /**
- * GDPR erasure, the audit log's one permitted rewrite (migrations 0017, 0021): `fields` of
+ * GDPR erasure, the audit log's one permitted rewrite (migrations 0017, 0023): `fields` of
  * metadata.before / metadata.after read "[ERASED]" in every entry of the resource, and so do
  * client_ip and user_agent in those entries and in every entry the person acted in (user_id: the
  * resource that erases is a user), permission checks included. Runs inside the caller's
