@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import type { Pool } from '../db/pool.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
-import { ensureCheckpoint, lockCheckpoint, readCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { checkpointedBatch, ensureCheckpoint, readCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
@@ -107,17 +107,12 @@ export class ProjectionWorker {
   /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
   private async applyBatch(after: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name } = this.projection;
-    const outcome = await withTransaction<{ rewindTo: bigint } | { reached: bigint }>(this.pool, async (tx) => {
-      // No WAL flush wait for read models: a crash can lose only a last batch together with its
-      // checkpoint (one transaction), and the projection applies it again from the log.
-      await tx.query('set local synchronous_commit = off');
-      const checkpoint = await lockCheckpoint(tx, name);
-      if (checkpoint < after) return { rewindTo: checkpoint };
+    const outcome = await checkpointedBatch<{ rewindTo: bigint } | { reached: bigint }>(this.pool, name, async (tx, checkpoint) => {
+      if (checkpoint < after) return { save: null, result: { rewindTo: checkpoint } };
       const last = events.at(-1)!.position;
-      if (checkpoint >= last) return { reached: checkpoint }; // another runner applied it already
+      if (checkpoint >= last) return { save: null, result: { reached: checkpoint } }; // another runner applied it already
       await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
-      await saveCheckpoint(tx, name, last);
-      return { reached: last };
+      return { save: last, result: { reached: last } };
     });
     if ('rewindTo' in outcome) {
       this.logger.info({ projection: name, position: String(outcome.rewindTo) }, 'checkpoint moved back; rewinding');
