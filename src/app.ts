@@ -27,6 +27,7 @@ import { ReservationNames } from './platform/commands/reservation-names.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
 import type { Pool } from './platform/db/pool.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
+import { SharedLogReader } from './platform/eventstore/shared-log-reader.ts';
 import type { Mailer } from './platform/mail/port.ts';
 import { registerRateLimit } from './platform/http/rate-limit/plugin.ts';
 import { formCsrf } from './platform/http/form-csrf.ts';
@@ -66,7 +67,8 @@ export async function buildService(infra: Infrastructure) {
   // its write log (read-your-writes): no path can bypass either.
   const secretBox = new SecretBox(infra.masterKey);
   const dataKeys = new DataKeys(pool, secretBox);
-  const store = reportingAppends(cataloguedStore(infra.store, dataKeys));
+  // One reader of the log serves every subscriber below (projections, reactions, relay, FGA index).
+  const store = reportingAppends(new SharedLogReader(cataloguedStore(infra.store, dataKeys)));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);

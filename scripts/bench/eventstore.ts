@@ -2,16 +2,20 @@
  * Event store benchmark:
  * 1. appends/s against concurrency (1 to 64 writers, single events and 10-event batches), beside
  *    the raw PostgreSQL rate of multi-row INSERTs of the same batch size into a plain table;
- * 2. the projection's apply rate when it replays that backlog;
- * 3. the read-your-writes lag (append acknowledged -> projection committed past it), p50/p99,
+ * 2. the projections' apply rate when they replay that backlog (--followers of them, 12 by default
+ *    as in the service, all through one shared log reader);
+ * 3. the read-your-writes lag (append acknowledged -> every projection committed past it), p50/p99,
  *    with the writers paced at half the maximum append rate measured in 1.
- * Usage: npm run bench:eventstore [-- --seconds 3] [--in-flight 4]
- * (--in-flight: append groups written at once; a large number such as 1000 turns grouping off.)
+ * Usage: npm run bench:eventstore [-- --seconds 3] [--in-flight 4] [--followers 12] [--separate-readers]
+ * (--in-flight: append groups written at once; a large number such as 1000 turns grouping off;
+ * --separate-readers: each projection reads the log on its own, as before the shared reader.)
  */
+import { loadavg } from 'node:os';
 import pino from 'pino';
 import type { Pool } from '../../src/platform/db/pool.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
-import type { NewEvent } from '../../src/platform/eventstore/port.ts';
+import type { EventStore, NewEvent } from '../../src/platform/eventstore/port.ts';
+import { SharedLogReader } from '../../src/platform/eventstore/shared-log-reader.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { defineProjection } from '../../src/platform/projections/projection.ts';
 import { ProjectionRunner } from '../../src/platform/projections/runner.ts';
@@ -23,6 +27,8 @@ const option = (name: string): number | undefined => {
 };
 const seconds = option('--seconds') ?? 3;
 const inFlight = option('--in-flight');
+const followers = option('--followers') ?? 12;
+const separateReaders = process.argv.includes('--separate-readers');
 const WRITERS = [1, 4, 8, 16, 32, 64];
 const BATCHES = [1, 10];
 
@@ -94,34 +100,39 @@ function pacer(perSecond: number): () => Promise<void> {
   };
 }
 
-/** Counts events per stream: one upsert per run of events (the batch form the hot projections use). */
-const counts = defineProjection({
-  name: 'bench',
-  tables: ['bench_counts'],
-  handlers: {},
-  batchHandlers: {
-    BenchEvent: async (events, tx) => {
-      const perStream = new Map<string, number>();
-      for (const e of events) perStream.set(e.streamId, (perStream.get(e.streamId) ?? 0) + 1);
-      await tx.query(
-        'insert into bench_counts select * from unnest($1::text[], $2::int[]) on conflict (stream_id) do update set n = bench_counts.n + excluded.n',
-        [[...perStream.keys()], [...perStream.values()]],
-      );
+/** Counts events per stream in its own table: one upsert per run of events (the batch form the hot projections use). */
+const counts = (table: string) =>
+  defineProjection({
+    name: table,
+    tables: [table],
+    handlers: {},
+    batchHandlers: {
+      BenchEvent: async (events, tx) => {
+        const perStream = new Map<string, number>();
+        for (const e of events) perStream.set(e.streamId, (perStream.get(e.streamId) ?? 0) + 1);
+        await tx.query(
+          `insert into ${table} select * from unnest($1::text[], $2::int[]) on conflict (stream_id) do update set n = ${table}.n + excluded.n`,
+          [[...perStream.keys()], [...perStream.values()]],
+        );
+      },
     },
-  },
-});
+  });
 
 async function main(): Promise<void> {
   const db = await benchDatabase();
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: 1000, ...(inFlight ? { groupCommit: { maxInFlight: inFlight } } : {}) });
-  await db.pool.query('create table bench_counts (stream_id text primary key, n int not null)');
+  const tables = Array.from({ length: followers }, (_, i) => `bench_counts_${i}`);
+  for (const table of tables) await db.pool.query(`create table ${table} (stream_id text primary key, n int not null)`);
   await db.pool.query(
     'create table bench_raw (id bigserial primary key, event_id uuid not null unique, stream_id text not null, type text not null, data jsonb not null, metadata jsonb not null)',
   );
   const logger = pino({ level: 'warn' });
   const cases: { writers: number; batch: number; store: Rate; raw: Rate }[] = [];
 
-  console.log(`PostgreSQL event store, ${seconds}s per case (node ${process.version}, pool ${db.pool.options.max}, append groups in flight ${inFlight ?? 'default'})`);
+  console.log(
+    `PostgreSQL event store, ${seconds}s per case (node ${process.version}, pool ${db.pool.options.max}, append groups in flight ${inFlight ?? 'default'}; ` +
+      `load average ${loadavg().map((n) => fmt(n, 2)).join(' ')})`,
+  );
   console.log('writers  batch  appends/s  events/s  p50 ms  p99 ms | raw inserts/s  rows/s  p50 ms | store/raw');
   for (const batch of BATCHES) {
     for (const writers of WRITERS) {
@@ -138,14 +149,16 @@ async function main(): Promise<void> {
   // 2. Replay the whole backlog the cases above appended.
   const backlog = Number((await db.pool.query('select count(*) as n from events')).rows[0].n);
   const head = await store.headPosition();
-  const replay = new ProjectionRunner([counts], store, db.pool, logger);
+  const followed: EventStore = separateReaders ? store : new SharedLogReader(store);
+  const replay = new ProjectionRunner(tables.map(counts), followed, db.pool, logger);
   const replayStarted = performance.now();
   await replay.start();
   await replay.waitFor(head, 600_000);
   const replaySeconds = (performance.now() - replayStarted) / 1000;
   const maxEvents = Math.max(...cases.map((c) => c.store.perSecond * c.batch));
   console.log(
-    `projection replay: ${fmt(backlog)} events in ${fmt(replaySeconds, 2)} s = ${fmt(backlog / replaySeconds)} events/s ` +
+    `projection replay (${followers} projections, ${separateReaders ? 'each reading the log on its own' : 'one shared log reader'}): ` +
+      `${fmt(backlog)} events in ${fmt(replaySeconds, 2)} s = ${fmt(backlog / replaySeconds)} events/s per projection ` +
       `(${fmt(backlog / replaySeconds / maxEvents, 2)}x the maximum append rate of ${fmt(maxEvents)} events/s)`,
   );
 
@@ -180,6 +193,7 @@ async function main(): Promise<void> {
   }
   const elapsed = (performance.now() - started) / 1000;
   console.log(`readAll: ${fmt(read)} of ${fmt(total)} events in ${fmt(elapsed, 2)} s = ${fmt(read / elapsed)} events/s (pages of 1000)`);
+  console.log(`load average at the end: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
   await store.close();
   await db.close();
 }

@@ -1,4 +1,5 @@
-import type { PoolClient, Queryable } from '../db/pool.ts';
+import type pg from 'pg';
+import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 
 export async function ensureCheckpoint(db: Queryable, name: string): Promise<bigint> {
   await db.query('insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing', [name]);
@@ -24,4 +25,34 @@ export async function saveCheckpoint(tx: PoolClient, name: string, position: big
     name,
     position.toString(),
   ]);
+}
+
+/**
+ * One projection batch as a transaction that opens with the checkpoint row locked and closes by
+ * moving it, each in a single round trip (a simple query of several statements; the name and the
+ * position go in as literals), so a small batch costs its own statements plus two. `work` gets the
+ * locked checkpoint and answers the position to save (null: save nothing) with its result.
+ * Commits without waiting for the WAL flush: a crash can lose only a last batch together with its
+ * checkpoint (one transaction), and the projection applies it again from the log.
+ */
+export async function checkpointedBatch<T>(
+  pool: Pool,
+  name: string,
+  work: (tx: PoolClient, checkpoint: bigint) => Promise<{ save: bigint | null; result: T }>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    const row = client.escapeLiteral(name);
+    const opened = (await client.query(
+      `begin; set local synchronous_commit = off; select position from projection_checkpoints where name = ${row} for update`,
+    )) as unknown as pg.QueryResult<{ position: string }>[];
+    const { save, result } = await work(client, BigInt(opened[2]?.rows[0]?.position ?? 0));
+    await client.query(save === null ? 'commit' : `update projection_checkpoints set position = ${save}, updated_at = now() where name = ${row}; commit`);
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { withTransaction, type Pool } from '../db/pool.ts';
+import type { Pool } from '../db/pool.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
-import { ensureCheckpoint, lockCheckpoint, readCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { checkpointedBatch, ensureCheckpoint, readCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
@@ -10,6 +10,8 @@ import { applyEvents, handles, type Projection } from './projection.ts';
 
 /** How often a worker whose subscription failed asks the database again for its checkpoint. */
 const RECOVERY_RETRY_MS = 200;
+/** Events a worker may pass without saving its checkpoint when it handles none of them. */
+const MAX_UNSAVED_EVENTS = 5000;
 
 /**
  * Keeps one read model up to date from the global log. Several instances (or a rebuild command)
@@ -52,22 +54,33 @@ export class ProjectionWorker {
   private subscribeFrom(position: bigint): void {
     this.waiters.reset(position);
     let expectedAfter = position;
+    // The checkpoint as last read or saved; behind expectedAfter by the batches passed without a transaction.
+    let saved = position;
+    let unsaved = 0;
     this.subscription = this.store.subscribeToAll({
       after: position,
       batchSize: 500,
       onEvents: async (events) => {
-        const applied = await this.applyBatch(expectedAfter, events);
-        if (applied === 'rewind') return;
+        // Nothing this read model handles: no transaction, the next one saves the checkpoint (or
+        // this one, once the unsaved span grows, so that a restart does not re-read much).
+        const idle = !events.some((event) => handles(this.projection, event.type)) && unsaved + events.length < MAX_UNSAVED_EVENTS;
+        if (idle) unsaved += events.length;
+        else {
+          const applied = await this.applyBatch(saved, events);
+          if (applied === 'rewind') return;
+          saved = applied;
+          unsaved = 0;
+        }
         expectedAfter = events.at(-1)!.position;
         this.lastError = null;
         this.announceApplied(events);
-        this.waiters.advance(applied > expectedAfter ? applied : expectedAfter);
+        this.waiters.advance(saved > expectedAfter ? saved : expectedAfter);
         if (this.catchingUpTo !== null && this.waiters.current >= this.catchingUpTo) this.catchingUpTo = null;
       },
       onError: (error) => {
         this.lastError = error;
         this.logger.error({ err: error, projection: this.projection.name }, 'projection batch failed; retrying');
-        this.recovering ??= this.recoverCheckpoint(expectedAfter).finally(() => (this.recovering = null));
+        this.recovering ??= this.recoverCheckpoint(saved).finally(() => (this.recovering = null));
       },
     });
   }
@@ -104,20 +117,19 @@ export class ProjectionWorker {
     }
   }
 
-  /** Applies the batch in one transaction; returns the checkpoint reached, or 'rewind'. */
-  private async applyBatch(after: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
+  /**
+   * Applies the batch in one transaction; returns the checkpoint reached, or 'rewind' when the
+   * checkpoint is behind the one this worker saved (a rebuild reset it). Events between the saved
+   * checkpoint and the batch were passed without a transaction: none of them is handled here.
+   */
+  private async applyBatch(saved: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name } = this.projection;
-    const outcome = await withTransaction<{ rewindTo: bigint } | { reached: bigint }>(this.pool, async (tx) => {
-      // No WAL flush wait for read models: a crash can lose only a last batch together with its
-      // checkpoint (one transaction), and the projection applies it again from the log.
-      await tx.query('set local synchronous_commit = off');
-      const checkpoint = await lockCheckpoint(tx, name);
-      if (checkpoint < after) return { rewindTo: checkpoint };
+    const outcome = await checkpointedBatch<{ rewindTo: bigint } | { reached: bigint }>(this.pool, name, async (tx, checkpoint) => {
+      if (checkpoint < saved) return { save: null, result: { rewindTo: checkpoint } };
       const last = events.at(-1)!.position;
-      if (checkpoint >= last) return { reached: checkpoint }; // another runner applied it already
+      if (checkpoint >= last) return { save: null, result: { reached: checkpoint } }; // another runner applied it already
       await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
-      await saveCheckpoint(tx, name, last);
-      return { reached: last };
+      return { save: last, result: { reached: last } };
     });
     if ('rewindTo' in outcome) {
       this.logger.info({ projection: name, position: String(outcome.rewindTo) }, 'checkpoint moved back; rewinding');

@@ -23,6 +23,8 @@ export interface ReactionDeps {
 
 const BATCH_SIZE = 100;
 const DEFAULT_READ_MODEL_TIMEOUT_MS = 30_000;
+/** Events a reaction may pass without saving its checkpoint when it has nothing to do for them. */
+const MAX_UNSAVED_EVENTS = 5000;
 
 const later = (a: bigint, b: bigint) => (a > b ? a : b);
 
@@ -41,6 +43,8 @@ export class ReactionWorker {
   lastError: unknown = null;
   private subscription: Subscription | null = null;
   private readonly lock: LockSession;
+  /** Events passed since the checkpoint was last saved. */
+  private unsaved = 0;
 
   constructor(
     readonly reaction: Reaction,
@@ -59,7 +63,7 @@ export class ReactionWorker {
     this.subscription = this.deps.store.subscribeToAll({
       after: checkpoint.position,
       batchSize: BATCH_SIZE,
-      onEvents: async (events) => this.reached(await this.react(events)),
+      onEvents: async (events) => this.reached(this.idle(events) ? { position: events.at(-1)!.position, caused: this.caused } : await this.react(events)),
       onError: (error) => {
         this.lastError = error;
         this.deps.logger.error({ err: error, reaction: this.reaction.name }, 'reaction failed; retrying');
@@ -77,6 +81,19 @@ export class ReactionWorker {
     this.caused = later(this.caused, checkpoint.caused);
     this.waiters.advance(checkpoint.position);
     this.lastError = null;
+  }
+
+  /**
+   * A batch with nothing to react to passes without a transaction (the checkpoint moves with the
+   * next batch that has work, or once the passed span grows): nothing is lost if it is read again.
+   */
+  private idle(events: RecordedEvent[]): boolean {
+    if (events.some((event) => this.reaction.handlers[event.type]) || this.unsaved + events.length >= MAX_UNSAVED_EVENTS) {
+      this.unsaved = 0;
+      return false;
+    }
+    this.unsaved += events.length;
+    return true;
   }
 
   private async react(events: RecordedEvent[]): Promise<ReactionCheckpoint> {

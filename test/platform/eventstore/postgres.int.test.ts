@@ -143,4 +143,39 @@ describe('PostgreSQL event store under concurrent writers', () => {
     expect((await store.readStream(alsoOk)).map((e) => e.revision)).toEqual([0n, 1n]);
     await grouped.close();
   });
+
+  it('answers a group of appends to distinct new streams member by member in one transaction (the set-based path)', async () => {
+    const grouped = new PostgresEventStore(db.pool, { pollIntervalMs: 50, groupCommit: { maxInFlight: 1 } });
+    const stream = () => `set-acme.${newId()}`;
+    const existing = stream();
+    await store.append(existing, [testEvent('Before'), testEvent('Before')]);
+    const [first, ok, wrong, fresh, missing, many] = [stream(), stream(), stream(), stream(), stream(), Array.from({ length: 100 }, stream)];
+    const settled = await Promise.allSettled([
+      grouped.append(first, [testEvent('Alone')], 'no_stream'),
+      grouped.append(ok, [testEvent('Grouped'), testEvent('Grouped')], 'no_stream'),
+      grouped.append(wrong, [testEvent('Wrong')], 5n),
+      // Fails on its second stream: nothing of it is written.
+      grouped.appendMulti([{ streamId: fresh, expectedRevision: 'no_stream', events: [testEvent('Lost')] }, { streamId: missing, expectedRevision: 'stream_exists', events: [testEvent('Lost')] }]),
+      grouped.appendMulti([
+        { streamId: existing, expectedRevision: 1n, events: [testEvent('After')] },
+        ...many.map((streamId) => ({ streamId, expectedRevision: 'no_stream' as const, events: [testEvent('Bulk')] })),
+      ]),
+    ]);
+    const [alone, okResult, wrongResult, failedMulti, bulk] = settled;
+    expect(alone.status).toBe('fulfilled');
+    expect(wrongResult).toMatchObject({ status: 'rejected', reason: expect.any(WrongExpectedVersionError) });
+    expect(failedMulti).toMatchObject({ status: 'rejected', reason: expect.any(WrongExpectedVersionError) });
+    expect((failedMulti as PromiseRejectedResult).reason.streamId).toBe(missing);
+    expect(await store.readStream(fresh)).toEqual([]);
+    const okAppend = (okResult as PromiseFulfilledResult<{ position: bigint; nextExpectedRevision: bigint }[] | { position: bigint; nextExpectedRevision: bigint }>).value;
+    const bulkAppends = (bulk as PromiseFulfilledResult<{ position: bigint; nextExpectedRevision: bigint }[]>).value;
+    expect(okAppend).toMatchObject({ nextExpectedRevision: 1n });
+    expect(bulkAppends.map((r) => r.nextExpectedRevision)).toEqual([2n, ...many.map(() => 0n)]);
+    // One transaction for the group, events numbered in order: ok's two, then the bulk's 101.
+    const okPosition = (okAppend as { position: bigint }).position;
+    expect(bulkAppends.map((r) => r.position)).toEqual(bulkAppends.map((_, i) => okPosition + 1n + BigInt(i)));
+    expect((await store.readStream(existing)).map((e) => e.type)).toEqual(['Before', 'Before', 'After']);
+    expect((await store.readStreams(many)).map((events) => events.map((e) => [e.type, e.revision]))).toEqual(many.map(() => [['Bulk', 0n]]));
+    await grouped.close();
+  });
 });

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,8 +151,10 @@ describe('graceful shutdown (default limits)', () => {
       const port = (t.service.app.server.address() as AddressInfo).port;
       const inFlight = rawConnection(port);
       const body = JSON.stringify({ email: 'nobody@iam.test', password: 'wrong-password-1' });
+      // In flight once the server has parsed its headers (a fixed pause raced a busy event loop).
+      const received = once(t.service.app.server, 'request');
       inFlight.write(`POST /api/auth/login HTTP/1.1\r\nHost: iam.test\r\nx-tenant: ${PLATFORM}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await received;
       const stopping = t.service.app.close();
       inFlight.write(body.slice(10));
       await stopping;

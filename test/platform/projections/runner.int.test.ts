@@ -72,6 +72,25 @@ describe('projection runner', () => {
     expect(row.count).toBe(2);
   });
 
+  it('passes batches it handles nothing of without a transaction, and saves the checkpoint with the next one it applies', async () => {
+    const runner = new ProjectionRunner([counters], store, db.pool, logger);
+    await runner.start();
+    try {
+      expect(await runner.waitFor(await store.headPosition(), 5000)).toBe(true);
+      const before = await readCheckpoint(db.pool, 'test-counters');
+      const ignored = await store.append(`other-acme.${newId()}`, [testEvent('Ignored'), testEvent('Ignored')]);
+      expect(await runner.waitFor(ignored.position, 5000)).toBe(true);
+      expect(await readCheckpoint(db.pool, 'test-counters')).toBe(before);
+      const stream = `counter-acme.${newId()}`;
+      const counted = await store.append(stream, [testEvent('Counted')]);
+      expect(await runner.waitFor(counted.position, 5000)).toBe(true);
+      expect(await readCheckpoint(db.pool, 'test-counters')).toBe(counted.position);
+      expect((await rows()).find((r) => r.stream_id === stream).count).toBe(1);
+    } finally {
+      await runner.stop();
+    }
+  });
+
   it('two runners of one projection (two instances) never apply an event twice', async () => {
     const a = new ProjectionRunner([counters], store, db.pool, logger);
     const b = new ProjectionRunner([counters], store, db.pool, logger);

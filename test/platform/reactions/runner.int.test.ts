@@ -104,6 +104,25 @@ describe('reaction runner', () => {
     }
   });
 
+  it('passes events it has nothing to do for without a transaction, and saves its checkpoint with the next reaction', async () => {
+    const reactions = runner(answering('idle'));
+    await reactions.start();
+    try {
+      const first = await ping();
+      expect(await reactions.waitFor(first.position, 5000)).not.toBeNull();
+      const saved = (await checkpoint('idle'))!.position;
+      const other = await store.append(`other-acme.${newId()}`, [testEvent('Unrelated')]);
+      expect(await reactions.waitFor(other.position, 5000)).not.toBeNull();
+      expect((await checkpoint('idle'))!.position).toBe(saved);
+      const second = await ping();
+      expect(await reactions.waitFor(second.position, 5000)).not.toBeNull();
+      expect(BigInt((await checkpoint('idle'))!.position)).toBeGreaterThanOrEqual(second.position);
+      expect(await answers('idle', second.streamId)).toHaveLength(1);
+    } finally {
+      await reactions.stop();
+    }
+  });
+
   it('retries a failing reaction without holding back the others, and without moving past the failure', async () => {
     const reactions = runner(answering('flaky'), answering('steady'));
     const pinged = await ping();

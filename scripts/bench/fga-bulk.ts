@@ -1,0 +1,52 @@
+/**
+ * Bulk tuple writes through the API (POST /api/fga/tuples/bulk, 100 new tuples a request, fastify
+ * inject in this process): tuples/s and latency at several concurrencies, how soon every read model
+ * has caught up after the last write, and the SQL statements the whole instance sends per request
+ * (the request itself, the projections and the log reader: a figure a loaded machine does not skew).
+ * Usage: npm run bench:fga-bulk [-- --requests 200]
+ */
+import { loadavg } from 'node:os';
+import { activateDriveModel, viewerCheck } from './drive-dataset.ts';
+import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { countStatements } from './statement-counter.ts';
+import { fmt, numberOption } from './support.ts';
+
+const REQUESTS = numberOption('requests', 200);
+const CONCURRENCIES = [8, 32];
+const TUPLES = 100;
+
+async function main(): Promise<void> {
+  const statements = countStatements();
+  const bench = await benchService();
+  try {
+    const { service, store, inject } = bench;
+    const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;
+    await activateDriveModel(inject, admin);
+    console.log(`bulk tuple writes, ${TUPLES} tuples a request, ${REQUESTS} requests per row (node ${process.version}; load average ${loadavg().map((n) => fmt(n, 2)).join(' ')})`);
+    console.log('connections  tuples/s  p50 ms  p99 ms  caught up ms  statements/request');
+    for (const [round, concurrency] of CONCURRENCIES.entries()) {
+      const bodies = Array.from({ length: REQUESTS }, (_, r) => ({
+        writes: Array.from({ length: TUPLES }, (_, i) => viewerCheck(`u${i}`, `bulk${round}-${r}-${i}`)),
+      }));
+      await service.runner.waitFor(await store.headPosition(), 60_000);
+      statements.reset();
+      const writes = await timed(REQUESTS, concurrency, (i) => inject('POST', '/api/fga/tuples/bulk', bodies[i], admin));
+      const written = performance.now();
+      await service.runner.waitFor(await store.headPosition(), 120_000);
+      const caughtUp = performance.now() - written;
+      console.log(
+        `${String(concurrency).padStart(11)}  ${fmt(writes.perSecond * TUPLES).padStart(8)}  ${fmt(writes.p50, 1).padStart(6)}  ${fmt(writes.p99, 1).padStart(6)}  ` +
+          `${fmt(caughtUp).padStart(12)}  ${fmt(statements.total() / REQUESTS, 1).padStart(18)}`,
+      );
+      if (round === CONCURRENCIES.length - 1) console.log(`most frequent statements per request:\n${statements.top(REQUESTS, 10).join('\n')}`);
+    }
+    console.log(`load average at the end: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
+  } finally {
+    await bench.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
