@@ -32,7 +32,7 @@ interface EventRow {
   metadata: RecordedEvent['metadata'];
 }
 
-/** One row of events_append: see migrations/0013_event-store-append-function.sql (and 0022, its set-based path). */
+/** One row of events_append: see migrations/0013_event-store-append-function.sql (and 0024, its set-based path). */
 interface AppendRow {
   out_entry: number;
   out_outcome: 'appended' | 'duplicate' | 'conflict' | 'wrong_revision';
