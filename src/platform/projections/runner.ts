@@ -74,7 +74,9 @@ export class ProjectionWorker {
         expectedAfter = events.at(-1)!.position;
         this.lastError = null;
         this.announceApplied(events);
-        this.waiters.advance(saved > expectedAfter ? saved : expectedAfter);
+        // Only as far as this batch: another instance may have saved a checkpoint further on, but
+        // the events up to it are not announced here yet, and caches would still hold their entries.
+        this.waiters.advance(expectedAfter);
         if (this.catchingUpTo !== null && this.waiters.current >= this.catchingUpTo) this.catchingUpTo = null;
       },
       onError: (error) => {

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventStore, SubscribeOptions } from '../../../src/platform/eventstore/port.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { readCheckpoint } from '../../../src/platform/projections/checkpoints.ts';
@@ -102,6 +103,34 @@ describe('projection runner', () => {
       expect(await a.waitFor(last, 5000)).toBe(true);
       expect(await b.waitFor(last, 5000)).toBe(true);
       expect((await rows()).find((r) => r.stream_id === stream).count).toBe(20);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('releases waiters only for events it has announced, even when another instance applied further', async () => {
+    const a = new ProjectionRunner([counters], store, db.pool, logger);
+    // B's log reader hands it nothing until A has applied everything: B's first batch of 500 then
+    // ends below the checkpoint A saved.
+    let aDone!: () => void;
+    const aApplied = new Promise<void>((resolve) => (aDone = resolve));
+    const heldBack: EventStore = Object.create(store, {
+      subscribeToAll: {
+        value: (options: SubscribeOptions) =>
+          store.subscribeToAll({ ...options, onEvents: async (events) => aApplied.then(() => options.onEvents(events)) }),
+      },
+    });
+    const b = new ProjectionRunner([counters], heldBack, db.pool, logger);
+    const announced = new Set<bigint>();
+    b.onApplied('test-counters', (events) => events.forEach((event) => announced.add(event.position)));
+    await Promise.all([a.start(), b.start()]);
+    try {
+      const stream = `counter-acme.${newId()}`;
+      const { position } = await store.append(stream, Array.from({ length: 600 }, () => testEvent('Counted')));
+      expect(await a.waitFor(position, 5000)).toBe(true);
+      aDone();
+      expect(await b.waitFor(position, 5000)).toBe(true);
+      expect(announced.has(position)).toBe(true);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
