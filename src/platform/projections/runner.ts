@@ -4,14 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { checkpointedBatch, ensureCheckpoint, readCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
+import { IdleBatches } from './idle-batches.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
 import { applyEvents, handles, type Projection } from './projection.ts';
 
 /** How often a worker whose subscription failed asks the database again for its checkpoint. */
 const RECOVERY_RETRY_MS = 200;
-/** Events a worker may pass without saving its checkpoint when it handles none of them. */
-const MAX_UNSAVED_EVENTS = 5000;
 
 /**
  * Keeps one read model up to date from the global log. Several instances (or a rebuild command)
@@ -56,20 +55,16 @@ export class ProjectionWorker {
     let expectedAfter = position;
     // The checkpoint as last read or saved; behind expectedAfter by the batches passed without a transaction.
     let saved = position;
-    let unsaved = 0;
+    const idle = new IdleBatches((type) => handles(this.projection, type));
     this.subscription = this.store.subscribeToAll({
       after: position,
       batchSize: 500,
       onEvents: async (events) => {
-        // Nothing this read model handles: no transaction, the next one saves the checkpoint (or
-        // this one, once the unsaved span grows, so that a restart does not re-read much).
-        const idle = !events.some((event) => handles(this.projection, event.type)) && unsaved + events.length < MAX_UNSAVED_EVENTS;
-        if (idle) unsaved += events.length;
-        else {
+        // Nothing this read model handles: no transaction; a later batch saves the checkpoint.
+        if (!idle.pass(events)) {
           const applied = await this.applyBatch(saved, events);
           if (applied === 'rewind') return;
           saved = applied;
-          unsaved = 0;
         }
         expectedAfter = events.at(-1)!.position;
         this.lastError = null;

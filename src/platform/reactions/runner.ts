@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.ts';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
 import { FollowerGroup } from '../projections/follower-group.ts';
+import { IdleBatches } from '../projections/idle-batches.ts';
 import { PositionWaiters } from '../projections/position-waiters.ts';
 import { ensureReactionCheckpoint, lockReactionCheckpoint, saveReactionCheckpoint, type ReactionCheckpoint } from './checkpoints.ts';
 import { LockSession } from './lock-session.ts';
@@ -23,8 +24,6 @@ export interface ReactionDeps {
 
 const BATCH_SIZE = 100;
 const DEFAULT_READ_MODEL_TIMEOUT_MS = 30_000;
-/** Events a reaction may pass without saving its checkpoint when it has nothing to do for them. */
-const MAX_UNSAVED_EVENTS = 5000;
 
 const later = (a: bigint, b: bigint) => (a > b ? a : b);
 
@@ -43,8 +42,8 @@ export class ReactionWorker {
   lastError: unknown = null;
   private subscription: Subscription | null = null;
   private readonly lock: LockSession;
-  /** Events passed since the checkpoint was last saved. */
-  private unsaved = 0;
+  /** Batches with nothing to react to pass without a transaction (nothing is lost if read again). */
+  private readonly idle = new IdleBatches((type) => Boolean(this.reaction.handlers[type]));
 
   constructor(
     readonly reaction: Reaction,
@@ -63,7 +62,7 @@ export class ReactionWorker {
     this.subscription = this.deps.store.subscribeToAll({
       after: checkpoint.position,
       batchSize: BATCH_SIZE,
-      onEvents: async (events) => this.reached(this.idle(events) ? { position: events.at(-1)!.position, caused: this.caused } : await this.react(events)),
+      onEvents: async (events) => this.reached(this.idle.pass(events) ? { position: events.at(-1)!.position, caused: this.caused } : await this.react(events)),
       onError: (error) => {
         this.lastError = error;
         this.deps.logger.error({ err: error, reaction: this.reaction.name }, 'reaction failed; retrying');
@@ -81,19 +80,6 @@ export class ReactionWorker {
     this.caused = later(this.caused, checkpoint.caused);
     this.waiters.advance(checkpoint.position);
     this.lastError = null;
-  }
-
-  /**
-   * A batch with nothing to react to passes without a transaction (the checkpoint moves with the
-   * next batch that has work, or once the passed span grows): nothing is lost if it is read again.
-   */
-  private idle(events: RecordedEvent[]): boolean {
-    if (events.some((event) => this.reaction.handlers[event.type]) || this.unsaved + events.length >= MAX_UNSAVED_EVENTS) {
-      this.unsaved = 0;
-      return false;
-    }
-    this.unsaved += events.length;
-    return true;
   }
 
   private async react(events: RecordedEvent[]): Promise<ReactionCheckpoint> {
