@@ -5,7 +5,8 @@
  * 2. the projections' apply rate when they replay that backlog (--followers of them, 12 by default
  *    as in the service, all through one shared log reader);
  * 3. the read-your-writes lag (append acknowledged -> every projection committed past it), p50/p99,
- *    with the writers paced at half the maximum append rate measured in 1.
+ *    with the writers paced at half the maximum append rate measured in 1, split at the moment the
+ *    shared reader's tail read the append (before: visibility bound and wake-up; after: projections).
  * Usage: npm run bench:eventstore [-- --seconds 3] [--in-flight 4] [--followers 12] [--separate-readers]
  * (--in-flight: append groups written at once; a large number such as 1000 turns grouping off;
  * --separate-readers: each projection reads the log on its own, as before the shared reader.)
@@ -14,7 +15,7 @@ import { loadavg } from 'node:os';
 import pino from 'pino';
 import type { Pool } from '../../src/platform/db/pool.ts';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres.ts';
-import type { EventStore, NewEvent } from '../../src/platform/eventstore/port.ts';
+import type { EventStore, NewEvent, SubscribeOptions } from '../../src/platform/eventstore/port.ts';
 import { SharedLogReader } from '../../src/platform/eventstore/shared-log-reader.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { defineProjection } from '../../src/platform/projections/projection.ts';
@@ -100,6 +101,25 @@ function pacer(perSecond: number): () => Promise<void> {
   };
 }
 
+/** The store the shared reader's tail reads through, noting when the tail read each position (while `timing`). */
+class TailClock {
+  readonly readAt = new Map<bigint, number>();
+  timing = false;
+  readonly store: EventStore;
+
+  constructor(inner: PostgresEventStore) {
+    const subscribeToAll = (options: SubscribeOptions) =>
+      inner.subscribeToAll({
+        ...options,
+        onEvents: (events) => {
+          if (this.timing) for (const { position } of events) this.readAt.set(position, performance.now());
+          return options.onEvents(events);
+        },
+      });
+    this.store = new Proxy(inner, { get: (target, key) => (key === 'subscribeToAll' ? subscribeToAll : Reflect.get(target, key, target)) });
+  }
+}
+
 /** Counts events per stream in its own table: one upsert per run of events (the batch form the hot projections use). */
 const counts = (table: string) =>
   defineProjection({
@@ -149,7 +169,8 @@ async function main(): Promise<void> {
   // 2. Replay the whole backlog the cases above appended.
   const backlog = Number((await db.pool.query('select count(*) as n from events')).rows[0].n);
   const head = await store.headPosition();
-  const followed: EventStore = separateReaders ? store : new SharedLogReader(store);
+  const tail = new TailClock(store);
+  const followed: EventStore = separateReaders ? store : new SharedLogReader(tail.store);
   const replay = new ProjectionRunner(tables.map(counts), followed, db.pool, logger);
   const replayStarted = performance.now();
   await replay.start();
@@ -166,19 +187,38 @@ async function main(): Promise<void> {
   const fastest = cases.reduce((best, c) => (c.store.perSecond * c.batch > best.store.perSecond * best.batch ? c : best));
   const target = fastest.store.perSecond / 2;
   const lags: number[] = [];
+  const toTail: number[] = [];
+  const tailToApplied: number[] = [];
   const pending: Promise<unknown>[] = [];
+  tail.timing = true;
   const onAppended = (position: bigint) => {
     const acknowledged = performance.now();
-    pending.push(replay.waitFor(position, 30_000).then((reached) => lags.push(reached ? performance.now() - acknowledged : Number.POSITIVE_INFINITY)));
+    pending.push(
+      replay.waitFor(position, 30_000).then((reached) => {
+        const applied = performance.now();
+        lags.push(reached ? applied - acknowledged : Number.POSITIVE_INFINITY);
+        const read = tail.readAt.get(position);
+        if (!reached || read === undefined) return;
+        // The tail may read an append before its writer hears the acknowledgement.
+        toTail.push(Math.max(0, read - acknowledged));
+        tailToApplied.push(applied - Math.max(read, acknowledged));
+      }),
+    );
   };
   const live = await drive(fastest.writers, appender(store, fastest.writers, fastest.batch, onAppended), pacer(target));
   await Promise.all(pending);
-  lags.sort((a, b) => a - b);
+  for (const figures of [lags, toTail, tailToApplied]) figures.sort((a, b) => a - b);
   console.log(
     `projection lag at half the maximum rate (${fastest.writers} writers x ${fastest.batch} events, target ${fmt(target)} appends/s, ` +
       `achieved ${fmt(live.perSecond)} appends/s = ${fmt(live.perSecond * fastest.batch)} events/s): ` +
       `append acknowledged -> read model committed p50 ${fmt(percentile(lags, 50), 1)} ms, p99 ${fmt(percentile(lags, 99), 1)} ms over ${fmt(lags.length)} appends`,
   );
+  if (!separateReaders) {
+    console.log(
+      `  of which acknowledged -> read by the log tail (visibility bound, wake-up, read) p50 ${fmt(percentile(toTail, 50), 1)} ms, p99 ${fmt(percentile(toTail, 99), 1)} ms; ` +
+        `read by the tail -> committed by every projection p50 ${fmt(percentile(tailToApplied, 50), 1)} ms, p99 ${fmt(percentile(tailToApplied, 99), 1)} ms`,
+    );
+  }
   await replay.stop();
 
   const total = Number((await db.pool.query('select count(*) as n from events')).rows[0].n);

@@ -1,3 +1,4 @@
+import { HistoryPages } from './history-pages.ts';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent, StreamAppend, SubscribeOptions, Subscription, TenantEventsQuery } from './port.ts';
 
 export interface SharedLogReaderOptions {
@@ -19,7 +20,8 @@ const lastOf = (events: RecordedEvent[]): bigint => events.at(-1)!.position;
  * reads and decodes each batch once and queues it to every follower that has joined it. Each
  * follower keeps its own position and hands batches to its handler one at a time, so it can lag
  * on its own; one that falls too far behind (or starts behind the tail) reads history through
- * `readAll` until it reaches the tail's position, then joins again. Everything else is the inner store's.
+ * `readAll` until it reaches the tail's position, then joins again; followers close behind each
+ * other share those reads (history-pages.ts). Everything else is the inner store's.
  */
 export class SharedLogReader implements EventStore {
   private tail: LogTail | null = null;
@@ -96,6 +98,8 @@ class LogTail {
   /** The last position read; every follower at or past it is joined and gets every later event. */
   position: bigint | null = null;
   readonly joined = new Set<Follower>();
+  /** History read by followers behind the tail, shared (as much of it as one follower may queue). */
+  readonly history: HistoryPages;
   private readonly followers = new Set<Follower>();
   private subscription: Subscription | null = null;
   private closed = false;
@@ -108,6 +112,7 @@ class LogTail {
     private readonly store: EventStore,
     readonly limits: SharedLogReaderOptions,
   ) {
+    this.history = new HistoryPages((after, limit) => store.readAll(after, limit), Math.max(1, Math.floor(limits.queueLimit / limits.tailBatch)));
     this.started = this.start();
   }
 
@@ -116,7 +121,7 @@ class LogTail {
   }
 
   follow(options: SubscribeOptions, onClosed: () => Promise<void>): Subscription {
-    const follower = new Follower(this, this.store, options, async () => {
+    const follower = new Follower(this, options, async () => {
       this.followers.delete(follower);
       this.joined.delete(follower);
       this.demand();
@@ -190,7 +195,6 @@ class Follower implements Subscription {
 
   constructor(
     private readonly tail: LogTail,
-    private readonly store: EventStore,
     private readonly options: SubscribeOptions,
     private readonly onClosed: () => Promise<void>,
   ) {
@@ -246,7 +250,7 @@ class Follower implements Subscription {
         continue;
       }
       try {
-        const events = await this.store.readAll(this.delivered, this.batchSize);
+        const events = await this.tail.history.after(this.delivered, this.batchSize, this.tail.limits.tailBatch);
         if (this.closed) break;
         if (events.length > 0) await this.deliver(events);
         backoffMs = MIN_BACKOFF_MS;

@@ -11,13 +11,18 @@ export async function readCheckpoint(db: Queryable, name: string): Promise<bigin
   return BigInt(rows[0]?.position ?? 0);
 }
 
-/** Locks the checkpoint row for the rest of the transaction: one applier per projection at a time. */
+/** Two-key advisory locks of this class never collide with the event store's one-key stream locks nor the reactions' class. */
+const LOCK_CLASS = 0x70726f6a; // 'proj'
+
+/**
+ * Makes this transaction the projection's only applier until it ends, with an advisory lock rather
+ * than a row lock (as the reactions do): a row lock gives the transaction an id from its first round
+ * trip, and every global reader of the log waits for transactions with an id. The transaction now
+ * gets one only when a handler writes, a round trip later, or never when another runner applied the batch.
+ */
 export async function lockCheckpoint(tx: PoolClient, name: string): Promise<bigint> {
-  const { rows } = await tx.query<{ position: string }>(
-    'select position from projection_checkpoints where name = $1 for update',
-    [name],
-  );
-  return BigInt(rows[0]?.position ?? 0);
+  await tx.query('select pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, name]);
+  return readCheckpoint(tx, name);
 }
 
 export async function saveCheckpoint(tx: PoolClient, name: string, position: bigint): Promise<void> {
@@ -28,7 +33,7 @@ export async function saveCheckpoint(tx: PoolClient, name: string, position: big
 }
 
 /**
- * One projection batch as a transaction that opens with the checkpoint row locked and closes by
+ * One projection batch as a transaction that opens with the checkpoint locked (lockCheckpoint) and closes by
  * moving it, each in a single round trip (a simple query of several statements; the name and the
  * position go in as literals), so a small batch costs its own statements plus two. `work` gets the
  * locked checkpoint and answers the position to save (null: save nothing) with its result.
@@ -44,9 +49,10 @@ export async function checkpointedBatch<T>(
   try {
     const row = client.escapeLiteral(name);
     const opened = (await client.query(
-      `begin; set local synchronous_commit = off; select position from projection_checkpoints where name = ${row} for update`,
+      `begin; set local synchronous_commit = off; select pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${row})); ` +
+        `select position from projection_checkpoints where name = ${row}`,
     )) as unknown as pg.QueryResult<{ position: string }>[];
-    const { save, result } = await work(client, BigInt(opened[2]?.rows[0]?.position ?? 0));
+    const { save, result } = await work(client, BigInt(opened[3]?.rows[0]?.position ?? 0));
     await client.query(save === null ? 'commit' : `update projection_checkpoints set position = ${save}, updated_at = now() where name = ${row}; commit`);
     return result;
   } catch (error) {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import pg from 'pg';
 import { withTransaction, type Pool } from '../db/pool.ts';
 import type { EventStore } from '../eventstore/port.ts';
+import { SharedLogReader } from '../eventstore/shared-log-reader.ts';
 import { ensureCheckpoint, lockCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import type { Projection } from './projection.ts';
 import { ProjectionWorker } from './runner.ts';
@@ -35,7 +36,10 @@ export async function rebuildProjection(
   }
 }
 
-/** Rebuilds the projections one after another (the operator command); reports each one's duration. */
+/**
+ * Rebuilds the projections together (the operator command) through one shared reader, so the log
+ * is read and decoded once for all of them rather than once each; reports each one's duration.
+ */
 export async function rebuildProjections(
   projections: Projection[],
   store: EventStore,
@@ -43,9 +47,13 @@ export async function rebuildProjections(
   logger: Logger,
   onRebuilt: (name: string, ms: number) => void = () => undefined,
 ): Promise<void> {
-  for (const projection of projections) {
-    const started = Date.now();
-    await rebuildProjection(projection, store, pool, logger);
-    onRebuilt(projection.name, Date.now() - started);
-  }
+  // Not closed here: it would close `store`; its tail stops when the last worker leaves it.
+  const shared = new SharedLogReader(store);
+  await Promise.all(
+    projections.map(async (projection) => {
+      const started = Date.now();
+      await rebuildProjection(projection, shared, pool, logger);
+      onRebuilt(projection.name, Date.now() - started);
+    }),
+  );
 }

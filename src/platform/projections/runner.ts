@@ -58,7 +58,9 @@ export class ProjectionWorker {
     const idle = new IdleBatches((type) => handles(this.projection, type));
     this.subscription = this.store.subscribeToAll({
       after: position,
-      batchSize: 500,
+      // Large: a catching-up projection (a rebuild, a restart) applies this many events per transaction
+      // and checkpoint write; live batches are as large as what arrived meanwhile.
+      batchSize: 2000,
       onEvents: async (events) => {
         // Nothing this read model handles: no transaction; a later batch saves the checkpoint.
         if (!idle.pass(events)) {

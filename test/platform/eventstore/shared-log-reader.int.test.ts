@@ -12,12 +12,17 @@ eventStoreContract('PostgreSQL behind the shared log reader', async () => {
   return { store, close: async () => (await store.close(), await db.drop()) };
 });
 
-/** The PostgreSQL store, counting the subscriptions opened on it (each one a reader of the log). */
+/** The PostgreSQL store, counting the subscriptions opened on it (each one a reader of the log) and its pages of history. */
 class CountingStore extends PostgresEventStore {
   subscriptions = 0;
+  historyReads = 0;
   override subscribeToAll(options: SubscribeOptions) {
     this.subscriptions += 1;
     return super.subscribeToAll(options);
+  }
+  override readAll(afterPosition: bigint | undefined, limit: number) {
+    this.historyReads += 1;
+    return super.readAll(afterPosition, limit);
   }
 }
 
@@ -108,6 +113,26 @@ describe('shared log reader', () => {
       expectExactlyOnceInOrder(slow, written);
     } finally {
       release();
+      await Promise.all(subscriptions.map((s) => s.close()));
+    }
+  });
+
+  it('reads history once for followers that start behind the tail together (a rebuild, a restart)', async () => {
+    const start = await store.headPosition();
+    const history = await concurrentWrites(store, 15);
+    const received = Array.from({ length: 6 }, () => [] as RecordedEvent[]);
+    const readsBefore = inner.historyReads;
+    const subscriptions = received.map((mine, i) =>
+      store.subscribeToAll({ after: start, batchSize: 7 + i, onEvents: async (events) => void mine.push(...events) }),
+    );
+    try {
+      for (const mine of received) {
+        await expect.poll(() => mine.length, { timeout: 30_000, interval: 50 }).toBe(history.length);
+        expectExactlyOnceInOrder(mine, history);
+      }
+      // Alone, the follower with the smallest batches would read this many pages; six of them each read theirs without sharing.
+      expect(inner.historyReads - readsBefore).toBeLessThanOrEqual(Math.ceil(history.length / 7));
+    } finally {
       await Promise.all(subscriptions.map((s) => s.close()));
     }
   });

@@ -33,6 +33,7 @@ describe('projection runner', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     await db.pool.query('create table test_counters (stream_id text primary key, count int not null, last_event uuid not null)');
+    await db.pool.query('create table test_gated (event_id uuid primary key)');
     store = new PostgresEventStore(db.pool, { pollIntervalMs: 50 });
   });
   afterAll(async () => {
@@ -110,7 +111,7 @@ describe('projection runner', () => {
 
   it('releases waiters only for events it has announced, even when another instance applied further', async () => {
     const a = new ProjectionRunner([counters], store, db.pool, logger);
-    // B's log reader hands it nothing until A has applied everything: B's first batch of 500 then
+    // B's log reader hands it nothing until A has applied everything: B's first batch of 2,000 then
     // ends below the checkpoint A saved.
     let aDone!: () => void;
     const aApplied = new Promise<void>((resolve) => (aDone = resolve));
@@ -126,13 +127,51 @@ describe('projection runner', () => {
     await Promise.all([a.start(), b.start()]);
     try {
       const stream = `counter-acme.${newId()}`;
-      const { position } = await store.append(stream, Array.from({ length: 600 }, () => testEvent('Counted')));
-      expect(await a.waitFor(position, 5000)).toBe(true);
+      const { position } = await store.append(stream, Array.from({ length: 2100 }, () => testEvent('Counted')));
+      // 2,100 events one by one: bounds fit a busy machine.
+      expect(await a.waitFor(position, 30_000)).toBe(true);
       aDone();
-      expect(await b.waitFor(position, 5000)).toBe(true);
+      expect(await b.waitFor(position, 30_000)).toBe(true);
       expect(announced.has(position)).toBe(true);
     } finally {
+      aDone();
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('holds back no reader of the log while a batch has written nothing yet (the checkpoint lock gives the transaction no id)', async () => {
+    let entered!: () => void;
+    const handlerEntered = new Promise<void>((resolve) => (entered = resolve));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const gated = defineProjection({
+      name: 'test-gated',
+      tables: ['test_gated'],
+      handlers: {},
+      batchHandlers: {
+        Gated: async (events, tx) => {
+          entered();
+          await gate;
+          await tx.query('insert into test_gated (event_id) values ($1)', [events[0]!.id]);
+        },
+      },
+    });
+    const runner = new ProjectionRunner([gated], store, db.pool, logger);
+    await runner.start();
+    try {
+      const first = await store.append(`gated-acme.${newId()}`, [testEvent('Gated')]);
+      await handlerEntered;
+      // Appended while the projection's transaction is open, holding its checkpoint lock.
+      const later = await store.append(`counter-acme.${newId()}`, [testEvent('Ignored')]);
+      // Eventually: transactions of other databases of the cluster (other test files) hold readers back for a moment too.
+      await expect
+        .poll(async () => (await store.readAll(first.position, 10)).map((event) => event.position), { timeout: 15_000, interval: 50 })
+        .toContain(later.position);
+      open();
+      expect(await runner.waitFor(later.position, 5000)).toBe(true);
+    } finally {
+      open();
+      await runner.stop();
     }
   });
 
