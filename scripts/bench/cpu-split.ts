@@ -1,11 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** CPU milliseconds of one process or thread from its /proc stat line (utime + stime, in clock ticks of 10 ms). */
-function statCpuMs(file: string): number {
+/**
+ * CPU milliseconds of one process or thread from its /proc stat line (utime + stime, in clock ticks
+ * of 10 ms), with `reaped`: plus its children that ended (cutime + cstime).
+ */
+function statCpuMs(file: string, reaped = false): number {
   try {
     const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) * 10;
   } catch {
     return 0; // the process ended between listing and reading
   }
@@ -22,9 +25,9 @@ function postmasterPid(): number | null {
   }
 }
 
-/** The postmaster and every process it started (backends, WAL writer, checkpointer). */
+/** The postmaster and every process it started (backends, WAL writer, checkpointer), running or ended. */
 function postgresCpuMs(postmaster: number): number {
-  let total = statCpuMs(`/proc/${postmaster}/stat`);
+  let total = statCpuMs(`/proc/${postmaster}/stat`, true);
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
