@@ -131,7 +131,7 @@ export async function buildService(infra: Infrastructure) {
   const lockout = lockoutCommands(commandDeps);
   const passwords = passwordFlows({ store, users: users.commands, links, sessions: sessions.commands, lockout, requestLink });
   const clients = cachedApplications(runner, store);
-  const oauth = oauthModule({ store, applications: readModelQueries('applications', readYourWrites, { byClientId: clients.byClientId }), clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox });
+  const oauth = oauthModule({ store, applications: readModelQueries('applications', readYourWrites, { byClientId: clients.byClientId }), clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox, subjects: users.subjects });
   const grants = oauth.grants(grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects }));
   const outboundClient = outboundClientFromConfig(config);
   const outboundMetrics = registerOutboundMetrics(metrics, clock);

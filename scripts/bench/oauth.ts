@@ -10,6 +10,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { applicationByClientId, cachedApplications, secretMatches } from '../../src/modules/applications/index.ts';
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
+import { cpuSplit, describeSplit } from './cpu-split.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption } from './support.ts';
 
@@ -54,9 +55,12 @@ async function run(bench: Bench): Promise<void> {
   };
   await timed(200, 8, clientCredentials); // warm-up
   for (const concurrency of [1, 8, 32]) {
+    const cpu = cpuSplit();
     const result = await timed(TOKENS, concurrency, clientCredentials);
     console.log(`client_credentials tokens, ${String(concurrency).padStart(2)} concurrent: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`);
+    console.log(`  ${describeSplit(cpu.per(TOKENS))}`);
   }
+  console.log('  (the event loop includes the in-process client\'s side; 2 cores give at most 2,000 ms of CPU per second: 1,500 tokens/s needs at most 1.33 ms each in all)');
 
   // Where the time goes: each step of a client_credentials token alone, sequentially.
   // The same caches as the service's (built the same way, on the same runner).
@@ -102,8 +106,10 @@ async function run(bench: Bench): Promise<void> {
     const answer = await form(bench, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: web.clientId, client_secret: web.clientSecret });
     if (answer.statusCode !== 200) throw new Error(answer.body);
   };
+  const cpu = cpuSplit();
   const exchanges = await timed(CODES, 8, exchange);
   console.log(`authorization_code exchanges, 8 concurrent: ${fmt(exchanges.perSecond)}/s, p50 ${fmt(exchanges.p50, 1)} ms, p99 ${fmt(exchanges.p99, 1)} ms`);
+  console.log(`  ${describeSplit(cpu.per(CODES))}`);
   console.log(`load average after: ${load()}`);
 }
 

@@ -1,9 +1,9 @@
 import type { KeyRing } from '../keys/index.ts';
 import type { JWTPayload } from 'jose';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import { signCompactJws } from '../../platform/crypto/jws-signing.ts';
 import { platformError } from '../../platform/errors.ts';
-import { newId } from '../../platform/ids.ts';
 import { JwsRejected, verifiedJwsPayload } from './compact-jws.ts';
 import { VerifiedTokens } from './verified-tokens.ts';
 
@@ -50,7 +50,8 @@ export class TokenService {
       aud: typeof claims.aud === 'string' ? [claims.tid, claims.aud] : claims.tid,
       iat: now,
       exp: now + lifetimeSeconds,
-      jti: newId(),
+      // Unique, not ordered: a v4 UUID from node's buffered randomness costs a tenth of a v7 id.
+      jti: randomUUID(),
     };
     const token = await signCompactJws({ alg, kid, typ: 'at+jwt' }, { ...claims, ...registered }, key);
     return { token, expiresIn: lifetimeSeconds };

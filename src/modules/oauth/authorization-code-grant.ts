@@ -7,6 +7,7 @@ import { assertGrantAllowed, authenticateClient } from './client-authentication.
 import type { clientSessionTokens } from './client-sessions.ts';
 import { tenantNamedByCode, type CodeCommands } from './codes.ts';
 import { scopeList } from './scopes.ts';
+import { SessionBindings } from './session-bindings.ts';
 
 export interface CodeGrantDeps {
   applications: ApplicationDirectory;
@@ -47,15 +48,25 @@ export function authorizationCodeGrant(deps: CodeGrantDeps): Grant {
 /**
  * grant_type=refresh_token for every session: one an OAuth client holds through a code is
  * rotated here (the same client must authenticate; the scope may narrow, never widen), any other
- * by the token endpoint's own refresh grant.
+ * by the token endpoint's own refresh grant. Which client holds a session is remembered
+ * (SessionBindings), so a refresh costs one round trip: the session's append.
  */
-export function clientAwareRefreshGrant(deps: CodeGrantDeps, base: Grant): Grant {
+export function clientAwareRefreshGrant(deps: CodeGrantDeps, base: Grant, bindings = new SessionBindings()): Grant {
   return {
     tenantNamedBy: base.tenantNamedBy,
     async handle(params, tenant, context) {
       const parsed = params.refresh_token ? parseRefreshToken(params.refresh_token) : null;
-      const grant = parsed ? await deps.codes.grantOf(tenant, parsed.id) : null;
-      if (!grant || !params.refresh_token) return base.handle(params, tenant, context);
+      if (!parsed || !params.refresh_token) return base.handle(params, tenant, context);
+      let grant = bindings.get(tenant, parsed.id);
+      if (grant === undefined) {
+        grant = await deps.codes.grantOf(tenant, parsed.id);
+        if (grant) bindings.rememberBound(tenant, parsed.id, grant);
+      }
+      if (!grant) {
+        const refreshed = await base.handle(params, tenant, context);
+        bindings.rememberUnbound(tenant, parsed.id);
+        return refreshed;
+      }
       const application = await authenticateClient(deps.applications, tenant, params);
       if (application.clientId !== grant.clientId) throw invalidGrant('The refresh token was issued to another client');
       assertGrantAllowed(application, GRANT_TYPES.refreshToken);

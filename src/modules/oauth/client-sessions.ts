@@ -2,14 +2,14 @@ import { accessTokenFor, type TokenResponse, type TokenService } from '../auth/i
 import type { RoleQueries } from '../roles/index.ts';
 import { invalidGrant, type SessionCommands } from '../sessions/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
-import { loadUser, type ActiveUser } from '../users/index.ts';
+import type { TokenSubject, TokenSubjects } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { ClientGrant } from './code-events.ts';
 import type { IdTokens } from './id-tokens.ts';
 
 export interface ClientSessionDeps {
-  store: EventStore;
+  /** The cached users (as the token endpoint's own refresh grant reads them). */
+  subjects: TokenSubjects;
   tokens: TokenService;
   idTokens: IdTokens;
   roles: RoleQueries;
@@ -33,8 +33,8 @@ export function clientSessionTokens(deps: ClientSessionDeps) {
   ): Promise<TokenResponse> {
     const refreshed = await deps.sessions.refresh(tenant, refreshToken, context);
     if (refreshed.outcome === 'reused') throw invalidGrant('The refresh token was already used; the session is revoked');
-    const user = await loadUser(deps.store, tenant, grant.userId);
-    if (user.status !== 'active' || !user.enabled) {
+    const user = await deps.subjects.get(tenant, grant.userId);
+    if (!user?.enabled) {
       await deps.sessions.revoke(tenant, grant.sessionId, 'user', context);
       throw invalidGrant('The account is no longer active');
     }
@@ -54,5 +54,5 @@ export function clientSessionTokens(deps: ClientSessionDeps) {
   };
 }
 
-const idTokenFor = (idTokens: IdTokens, user: ActiveUser, grant: ClientGrant, scope: string[], accessToken: string, lifetime: number) =>
+const idTokenFor = (idTokens: IdTokens, user: TokenSubject, grant: ClientGrant, scope: string[], accessToken: string, lifetime: number) =>
   idTokens.issue(user, { ...grant, scope }, accessToken, lifetime);

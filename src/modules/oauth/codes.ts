@@ -61,7 +61,11 @@ export function codeCommands(deps: CommandDeps) {
     /** What the client holds over a session (through a code or a device approval), or null (a password-login session). */
     async grantOf(tenant: string, sessionId: string): Promise<ClientGrant | null> {
       const [first] = (await deps.store.readStream(oauthGrantStreamId(tenant, sessionId))) as unknown as AuthorizationCodeEvent[];
-      if (first?.type === 'AuthorizationCodeIssued') return first.data;
+      if (first?.type === 'AuthorizationCodeIssued') {
+        // What the session's tokens need, without the code's hash and the sealed refresh token.
+        const { sessionId, userId, clientId, scope, authTime, acr, amr, nonce } = first.data;
+        return { sessionId, userId, clientId, scope, authTime, acr, amr, nonce };
+      }
       if (first?.type === 'ClientSessionBound') return { ...first.data, nonce: null };
       return null;
     },

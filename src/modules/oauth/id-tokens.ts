@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { ID_TOKEN_ALG, type KeyRing } from '../keys/index.ts';
-import type { ActiveUser } from '../users/index.ts';
+import type { TokenSubject } from '../users/index.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { signCompactJws } from '../../platform/crypto/jws-signing.ts';
 
@@ -19,7 +19,7 @@ export interface IdTokenGrant {
 }
 
 /** The claims the scopes release (OIDC Core 5.4). */
-function scopedClaims(user: ActiveUser, scope: string[]): Record<string, unknown> {
+function scopedClaims(user: TokenSubject, scope: string[]): Record<string, unknown> {
   return {
     ...(scope.includes('profile')
       ? {
@@ -44,7 +44,7 @@ export class IdTokens {
     private readonly clock: Clock,
   ) {}
 
-  async issue(user: ActiveUser, grant: IdTokenGrant, accessToken: string, lifetimeSeconds: number): Promise<string> {
+  async issue(user: TokenSubject, grant: IdTokenGrant, accessToken: string, lifetimeSeconds: number): Promise<string> {
     const { kid, alg, key } = await this.keyRing.signingKey(ID_TOKEN_ALG);
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const claims = {

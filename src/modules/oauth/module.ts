@@ -3,6 +3,7 @@ import type { KeyRing } from '../keys/index.ts';
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
+import type { TokenSubjects } from '../users/index.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
@@ -34,6 +35,8 @@ export interface OAuthModuleDeps {
   settings: SettingsProvider;
   sessions: SessionCommands;
   secretBox: SecretBox;
+  /** Users as tokens need them, from memory (refresh and code grants). */
+  subjects: TokenSubjects;
 }
 
 /** The codes the token endpoint answers for the grants of this module. */

@@ -1,0 +1,67 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * CPU milliseconds of one process or thread from its /proc stat line (utime + stime, in clock ticks
+ * of 10 ms), with `reaped`: plus its children that ended (cutime + cstime).
+ */
+function statCpuMs(file: string, reaped = false): number {
+  try {
+    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) * 10;
+  } catch {
+    return 0; // the process ended between listing and reading
+  }
+}
+
+/** The embedded benchmark server's postmaster (scripts/bench/support.ts), or null for DATABASE_URL's server. */
+function postmasterPid(): number | null {
+  if (process.env.DATABASE_URL) return null;
+  const port = Number(process.env.BENCH_POSTGRES_PORT ?? 54349);
+  try {
+    return Number(readFileSync(path.resolve(`.tmp/bench-${port}/postgres/postmaster.pid`), 'utf8').split('\n')[0]);
+  } catch {
+    return null;
+  }
+}
+
+/** The postmaster and every process it started (backends, WAL writer, checkpointer), running or ended. */
+function postgresCpuMs(postmaster: number): number {
+  let total = statCpuMs(`/proc/${postmaster}/stat`, true);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      if (ppid === postmaster) total += statCpuMs(`/proc/${entry}/stat`);
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+/**
+ * Where a benchmark's CPU went, per unit of work (Linux /proc, 10 ms resolution: use a few thousand
+ * units): this process's event loop (the main thread), its other threads (libuv's pool, where RS256
+ * signatures run, and V8's GC helpers), and the PostgreSQL server. CPU time, unlike a rate, is
+ * barely skewed by other load on the machine.
+ */
+export function cpuSplit() {
+  const postmaster = postmasterPid();
+  const read = () => {
+    const { user, system } = process.cpuUsage();
+    return { main: statCpuMs(`/proc/self/task/${process.pid}/stat`), process: (user + system) / 1000, postgres: postmaster ? postgresCpuMs(postmaster) : Number.NaN };
+  };
+  const start = read();
+  return {
+    /** Milliseconds per unit since the split was made. */
+    per(units: number) {
+      const end = read();
+      const main = (end.main - start.main) / units;
+      return { eventLoop: main, otherThreads: Math.max(0, (end.process - start.process) / units - main), postgres: (end.postgres - start.postgres) / units };
+    },
+  };
+}
+
+export const describeSplit = (split: ReturnType<ReturnType<typeof cpuSplit>['per']>) =>
+  `CPU ms each: event loop ${split.eventLoop.toFixed(2)}, other service threads (signing, GC) ${split.otherThreads.toFixed(2)}, PostgreSQL ${Number.isNaN(split.postgres) ? 'n/a' : split.postgres.toFixed(2)}`;
