@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Pool as ConnectionPool } from 'undici';
+import { Pool as ConnectionPool, type Dispatcher } from 'undici';
 import { refusalReason } from './address-policy.ts';
 
 /** What one outbound request came to. `error` is set when it failed before a usable answer. */
@@ -229,38 +229,59 @@ export class HttpsClient {
     return pool;
   }
 
-  private async send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
-    // One timer per request, not a combined AbortSignal: AbortSignal.any and .timeout cost more than the request's own work.
-    const abort = new AbortController();
-    const timeout = setTimeout(() => abort.abort(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-    const stop = () => abort.abort(signal!.reason);
-    signal?.addEventListener('abort', stop, { once: true });
-    try {
-      const response = await this.poolFor(target).request({
-        method: 'POST',
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: request.headers,
-        body: request.body,
-        signal: abort.signal,
-      });
+  /**
+   * One request through the receiver's pool, with undici's handler interface (no response stream,
+   * no AbortController): the answer's first RESPONSE_BODY_LIMIT bytes are kept, then the request is
+   * cut (a receiver may answer gigabytes); the timer and `signal` cut it too, queued or sent.
+   */
+  private send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | null = null;
+      let cutWith: Error | null = null;
+      let status = 0;
       const chunks: Buffer[] = [];
       let length = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        chunks.push(chunk);
-        length += chunk.length;
-        // Enough for the log: the rest is never read (a receiver may answer gigabytes).
-        if (length >= RESPONSE_BODY_LIMIT) {
-          response.body.destroy();
-          break;
-        }
-      }
-      return { status: response.statusCode, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') };
-    } catch (error) {
-      throw abort.signal.aborted ? abort.signal.reason : error;
-    } finally {
-      clearTimeout(timeout);
-      signal?.removeEventListener('abort', stop);
-    }
+      let settled = false;
+      const settle = (error: Error | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timeout);
+        signal?.removeEventListener('abort', stop);
+        if (error) reject(error);
+        else resolve({ status, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
+      };
+      const cut = (reason: Error, outcome: Error | null) => {
+        // Settled first: aborting may report the cut as the request's error at once.
+        settle(outcome);
+        cutWith = reason;
+        controller?.abort(reason);
+      };
+      const timeout = setTimeout(() => {
+        const error = new Error(`no answer within ${this.options.timeoutMs} ms`);
+        cut(error, error);
+      }, this.options.timeoutMs);
+      const stop = () => cut(signal!.reason as Error, signal!.reason as Error);
+      signal?.addEventListener('abort', stop, { once: true });
+      this.poolFor(target).dispatch(
+        { method: 'POST', path: `${target.url.pathname}${target.url.search}`, headers: request.headers, body: request.body },
+        {
+          onRequestStart(started) {
+            controller = started;
+            if (cutWith) started.abort(cutWith);
+          },
+          onResponseStart(_controller, statusCode) {
+            status = statusCode;
+          },
+          onResponseData(_controller, chunk) {
+            chunks.push(chunk);
+            length += chunk.length;
+            if (length >= RESPONSE_BODY_LIMIT) cut(new Error('answer longer than the part kept'), null);
+          },
+          onResponseEnd: () => settle(null),
+          onResponseError: (_controller, error) => settle(error),
+        },
+      );
+    });
   }
 }
 
