@@ -1,8 +1,11 @@
 /**
  * Webhooks benchmark, end to end: events appended at a steady rate, each fanned out to 10
  * subscriptions on a local HTTPS receiver, through the relay, the in-process bus, the delivery
- * queue and the signed POSTs. Prints delivered/s and the event-to-delivery latency (event commit
- * to the receiver's arrival) p50/p99/max, and CPU and SQL statements per delivery.
+ * queue and the signed POSTs. The receiver (webhook-receiver.ts) and the event generator
+ * (event-generator.ts) run in processes of their own, so this process is the service alone.
+ * Prints delivered/s and the event-to-delivery latency (event timestamp to the receiver's arrival)
+ * p50/p99/max, the TLS connections the receiver accepted, and per delivery the CPU of each process
+ * and the service's SQL statements.
  * With --outage N the receiver is down for the first N seconds while events flow, then up while
  * they flow for --seconds more: prints the queue's peak depth, how long it took to drain after the
  * receiver came back and at what rate, and how the deliveries ended (the retry schedule is
@@ -13,36 +16,22 @@
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { systemClock } from '../../src/platform/clock.ts';
 import { systemContext } from '../../src/platform/commands/context.ts';
-import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
-import { newId } from '../../src/platform/ids.ts';
 import type { Pool } from '../../src/platform/db/pool.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { benchService } from './service.ts';
+import { generateEvents } from './event-generator.ts';
 import { countStatements } from './statement-counter.ts';
+import { startReceiverProcess, type ReceiverProcess } from './webhook-receiver.ts';
 import { fmt, numberOption as option, percentile } from './support.ts';
 
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
-const TICK_MS = 20;
 
 async function main(): Promise<void> {
-  const receiver = await startHttpsReceiver({ record: false });
-  const arrivals: number[] = [];
-  const sentAt = new Map<string, number>();
-  // Per event and subscription (its URL): how many times it arrived.
-  const received = new Map<string, number>();
-  receiver.answer((request) => {
-    const id = JSON.parse(request.body).id as string;
-    const started = sentAt.get(id);
-    if (started !== undefined) arrivals.push(Date.now() - started);
-    const key = `${id} ${request.url}`;
-    received.set(key, (received.get(key) ?? 0) + 1);
-    return { status: 204 };
-  });
+  // The receiver runs in a process of its own: this process's CPU is then the service's (and the event generator's).
+  const receiver = await startReceiverProcess();
   const retrySchedule = process.env.IAM_WEBHOOK_RETRY_SCHEDULE;
   const bench = await benchService({
     IAM_ALLOW_PRIVATE_NETWORK_TARGETS: 'true',
@@ -65,44 +54,39 @@ async function main(): Promise<void> {
 
     const statements = countStatements();
     const cpuBefore = process.cpuUsage();
-    const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds, () => arrivals.length) : null;
+    const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds) : null;
     const total = rate * appendingSeconds;
-    const perTick = Math.max(1, Math.round((rate * TICK_MS) / 1000));
     const started = performance.now();
-    const appends: Promise<unknown>[] = [];
-    for (let appended = 0; appended < total; ) {
-      for (let i = 0; i < perTick && appended < total; i++, appended++) {
-        const [event] = toNewEvents([{ type: 'LoginFailed', data: { userId: null, reason: 'bad_password' } }], context, systemClock);
-        sentAt.set(event!.id, Date.parse(event!.metadata.occurredAt));
-        appends.push(bench.store.append(`loginattempt-platform.${newId()}`, [event!]));
-      }
-      const due = started + (appended / rate) * 1000;
-      await sleep(Math.max(0, due - performance.now()));
-    }
-    await Promise.all(appends);
-    const appendSeconds = (performance.now() - started) / 1000;
+    // Events come from a process of their own, as from another instance: this process's CPU is the service's.
+    const generated = await generateEvents({ databaseUrl: bench.db.url, rate, total });
+    const appendSeconds = generated.seconds;
     const expected = total * subscriptions;
     const giveUpAt = started + (appendingSeconds + 300) * 1000;
     if (outage) await outage.drained(giveUpAt);
-    else while (arrivals.length < expected && performance.now() < giveUpAt) await sleep(50);
+    else while (receiver.arrived() < expected && performance.now() < giveUpAt) await sleep(50);
     const drainSeconds = (performance.now() - started) / 1000;
 
     const cpu = process.cpuUsage(cpuBefore);
     const statementCount = statements.total();
+    const report = await receiver.report();
+    const arrivals = report.latencies;
     const sorted = [...arrivals].sort((a, b) => a - b);
     console.log(`appended ${fmt(total)} events in ${fmt(appendSeconds, 2)} s (${fmt(total / appendSeconds)} events/s)`);
     console.log(`delivered ${fmt(arrivals.length)} of ${fmt(expected)} in ${fmt(drainSeconds, 2)} s (${fmt(arrivals.length / drainSeconds)} deliveries/s)`);
     console.log(`event -> delivery latency: p50 ${fmt(percentile(sorted, 50))} ms, p99 ${fmt(percentile(sorted, 99))} ms, max ${fmt(sorted.at(-1) ?? NaN)} ms`);
     if (outage) await outage.report();
-    const counts = [...received.values()];
-    const missing = expected - received.size;
-    const duplicated = counts.filter((n) => n > 1).length;
+    const missing = expected - report.distinct;
     console.log(
-      `exactly once per event and subscription: ${missing === 0 && duplicated === 0 ? 'yes' : 'NO'} (${fmt(received.size)} of ${fmt(expected)} arrived, ${fmt(missing)} missing, ${fmt(duplicated)} more than once)`,
+      `exactly once per event and subscription: ${missing === 0 && report.duplicated === 0 ? 'yes' : 'NO'} (${fmt(report.distinct)} of ${fmt(expected)} arrived, ${fmt(missing)} missing, ${fmt(report.duplicated)} more than once)`,
     );
-    // Costs per delivery that a loaded machine does not skew: this process's CPU (service and receiver) and SQL statements.
+    console.log(`TLS connections the receiver accepted: ${fmt(report.connections.accepted)} (${fmt(report.connections.resumed)} resumed sessions)`);
+    // Costs per delivery that a loaded machine does not skew: each process's CPU, and SQL statements.
     const delivered = Math.max(1, arrivals.length);
-    console.log(`per delivery: ${fmt(((cpu.user + cpu.system) / 1000) / delivered, 3)} ms CPU (this process), ${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`);
+    const perDelivery = (cpuMs: number) => fmt(cpuMs / delivered, 3);
+    console.log(
+      `per delivery: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process, ` +
+        `${perDelivery(report.cpuMs)} ms in the receiver process, ${perDelivery(generated.cpuMs)} ms in the event generator; ${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`,
+    );
     for (const line of statements.top(delivered)) console.log(line);
     // Where the time went: from the event to its queue row (relay, bus, fan-out), then to the attempt's end.
     const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number }>(
@@ -128,7 +112,8 @@ async function main(): Promise<void> {
  * are all appended and nothing waits for an attempt any more, and the drain time is when the last
  * of the backlog was settled.
  */
-function receiverOutage(pool: Pool, receiver: HttpsReceiver, seconds: number, received: () => number) {
+function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) {
+  const received = receiver.arrived;
   const waiting = async (enqueuedBefore: Date | null) =>
     Number(
       (

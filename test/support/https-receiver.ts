@@ -24,6 +24,8 @@ export interface HttpsReceiver {
   /** The self-signed certificate, as a file for IAM_OUTBOUND_CA_FILE. */
   caFile: string;
   requests: ReceivedRequest[];
+  /** TLS connections accepted, and how many of them resumed an earlier session. */
+  connections: { accepted: number; resumed: number };
   answer(with_: Answer | ((request: ReceivedRequest) => Answer)): void;
   /** Stops listening (the port then refuses connections) and starts again on the same port. */
   goDown(): Promise<void>;
@@ -52,6 +54,7 @@ export async function startHttpsReceiver({ record = true }: { record?: boolean }
   const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'receiver-')), 'ca.pem');
   writeFileSync(caFile, cert);
   const requests: ReceivedRequest[] = [];
+  const connections = { accepted: 0, resumed: 0 };
   let answerFor: (request: ReceivedRequest) => Answer = () => ({ status: 200, body: 'ok' });
   let server: Server | null = null;
   let port = 0;
@@ -80,6 +83,10 @@ export async function startHttpsReceiver({ record = true }: { record?: boolean }
         response.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
       });
     });
+    server.on('secureConnection', (socket) => {
+      connections.accepted += 1;
+      if (socket.isSessionReused()) connections.resumed += 1;
+    });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
     port = (server!.address() as AddressInfo).port;
   }
@@ -102,6 +109,7 @@ export async function startHttpsReceiver({ record = true }: { record?: boolean }
     },
     caFile,
     requests,
+    connections,
     answer(with_) {
       answerFor = typeof with_ === 'function' ? with_ : () => with_;
     },

@@ -73,7 +73,7 @@ export interface OutboundEngineOptions {
   metrics: OutboundMetrics;
   /** Bounds every attempt; the claim's lease outlasts it. */
   timeoutMs: number;
-  /** Attempts in flight at once in this instance. */
+  /** Requests in flight at once in this instance. */
   concurrency?: number;
   /** How often idle workers look for retries that fell due (deliveries enqueued anywhere wake them at once). */
   pollMs?: number;
@@ -86,6 +86,12 @@ const RECORD_GROUP_MAX = 500;
  * finished attempt would cost a statement (and the claim's target look-ups) for one or two rows.
  */
 const CLAIM_WHEN_FREE_SHARE = 1 / 8;
+/**
+ * Attempts answered but not yet recorded, in multiples of `concurrency`: a request's slot is free as
+ * soon as its answer is in (the record is group-committed meanwhile), but when the records fall
+ * this far behind the claims wait for them.
+ */
+const UNRECORDED_PER_SLOT = 2;
 
 /**
  * The delivery engine: a consumer group turns events into rows of a durable queue (in the inbox
@@ -102,7 +108,10 @@ export class OutboundEngine {
    */
   private readonly news: NotificationListener;
   private readonly stopping = new AbortController();
+  /** Attempts not yet settled: sending, or answered and waiting for their record. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts whose request is in flight (the slots `concurrency` bounds). */
+  private sending = 0;
   private subscription: Subscription | null = null;
   private working: Promise<void> | null = null;
   private readonly concurrency: number;
@@ -170,17 +179,26 @@ export class OutboundEngine {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       const since = this.news.current;
-      const free = this.concurrency - this.inFlight.size;
+      const free = Math.min(this.concurrency - this.sending, this.concurrency * (1 + UNRECORDED_PER_SLOT) - this.inFlight.size);
       let claimed: ClaimedDelivery[] = [];
-      if (free > 0 && (this.inFlight.size === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
+      if (free > 0 && (this.sending === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
         claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS).catch((error: unknown) => {
           this.options.logger.error({ err: error, channel: this.options.channel.name }, 'claiming due deliveries failed');
           return [];
         });
       }
       const memo = new BatchMemo(claimed);
+      this.sending += claimed.length;
       for (const delivery of claimed) {
-        const attempt = this.attempt(delivery, memo).finally(() => {
+        let slotFreed = false;
+        const freeSlot = () => {
+          if (slotFreed) return;
+          slotFreed = true;
+          this.sending -= 1;
+          this.wake();
+        };
+        const attempt = this.attempt(delivery, memo, freeSlot).finally(() => {
+          freeSlot();
           this.inFlight.delete(attempt);
           this.wake();
         });
@@ -206,7 +224,8 @@ export class OutboundEngine {
     return group.map((settled) => ('failed' in settled ? (failedDeliveries.get(settled.failed.delivery.targetId) ?? 0) : 0));
   }
 
-  private async attempt(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<void> {
+  /** `answered` is called once the request is over (its slot is free), before the attempt is recorded. */
+  private async attempt(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>, answered: () => void): Promise<void> {
     const { channel, client, clock, logger } = this.options;
     try {
       const request = await channel.prepare(delivery, memo);
@@ -217,6 +236,7 @@ export class OutboundEngine {
       }
       const startedAt = clock.now();
       const result = 'send' in request ? await request.send(this.stopping.signal) : await client.post(request, this.stopping.signal);
+      answered();
       if (this.stopping.signal.aborted && !result.ok) {
         // Interrupted by shutdown, not failed: the next start attempts it again.
         await this.queue.release(delivery);

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
+import { Pool as ConnectionPool, type Dispatcher } from 'undici';
 import { refusalReason } from './address-policy.ts';
 
 /** What one outbound request came to. `error` is set when it failed before a usable answer. */
@@ -35,6 +36,7 @@ export interface HttpsClientOptions {
   extraCaPem?: string | undefined;
   /** DNS, replaceable so a test can make a name resolve to a chosen address. */
   resolve?: Resolver;
+  /** Connections kept to one receiver (origin and address): the bound on its requests in flight. */
   maxSockets?: number;
 }
 
@@ -45,6 +47,10 @@ export const RESPONSE_BODY_LIMIT = 1024;
  */
 const RESOLUTION_TTL_MS = 5_000;
 const MAX_RESOLUTIONS_KEPT = 1_000;
+/** Connection pools kept (one per origin and checked address); beyond it the oldest is closed. */
+const MAX_POOLS_KEPT = 1_000;
+/** An idle keep-alive connection is closed after this (receivers usually close theirs sooner). */
+const KEEP_ALIVE_MS = 30_000;
 /** Response headers larger than this fail the attempt (a receiver cannot make us buffer more). */
 const MAX_RESPONSE_HEADER_BYTES = 16 * 1024;
 
@@ -65,14 +71,18 @@ const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, ver
  * is read up to 1 KB and its headers up to 16 KB; the whole request is bounded by `timeoutMs`.
  */
 export class HttpsClient {
-  private readonly agent: https.Agent;
+  /**
+   * One pool of keep-alive connections per receiver (origin and the address checked for it): TLS
+   * handshakes only when a pool opens a connection, resumed sessions after the first, and at most
+   * `maxSockets` requests in flight to one receiver.
+   */
+  private readonly pools = new Map<string, ConnectionPool>();
   private readonly resolve: Resolver;
   private guarded: https.Agent | null = null;
   private readonly resolutions = new Map<string, { addresses: ReturnType<Resolver>; expiresAt: number }>();
 
   constructor(private readonly options: HttpsClientOptions) {
     this.resolve = options.resolve ?? systemResolver;
-    this.agent = new https.Agent(this.agentOptions());
   }
 
   private agentOptions(): https.AgentOptions {
@@ -186,49 +196,91 @@ export class HttpsClient {
   }
 
   close(): void {
-    this.agent.destroy();
+    for (const pool of this.pools.values()) void pool.destroy();
+    this.pools.clear();
     this.guarded?.destroy();
   }
 
-  private send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+  /** The pool for the receiver at `url`'s origin, connecting only to the checked `address`. */
+  private poolFor({ url, address, family }: { url: URL; address: string; family: number }): ConnectionPool {
+    const key = `${url.origin} ${address}`;
+    let pool = this.pools.get(key);
+    if (pool) return pool;
+    if (this.pools.size >= MAX_POOLS_KEPT) {
+      const [oldestKey, oldest] = this.pools.entries().next().value!;
+      this.pools.delete(oldestKey);
+      void oldest.close();
+    }
     // The connection goes to the checked address; TLS still verifies the certificate for the host name.
-    const pinned: LookupFunction = (_hostname, options, callback) => {
-      if (options.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
-      else callback(null, target.address, target.family);
+    const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
+      if (lookupOptions.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+      else callback(null, address, family);
     };
+    pool = new ConnectionPool(url.origin, {
+      connections: this.options.maxSockets ?? 64,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
+      // The request's own timer bounds the whole attempt.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: { lookup: pinned, ...(this.options.extraCaPem ? { secureContext: this.secureContext() } : {}) },
+    });
+    this.pools.set(key, pool);
+    return pool;
+  }
+
+  /**
+   * One request through the receiver's pool, with undici's handler interface (no response stream,
+   * no AbortController): the answer's first RESPONSE_BODY_LIMIT bytes are kept, then the request is
+   * cut (a receiver may answer gigabytes); the timer and `signal` cut it too, queued or sent.
+   */
+  private send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const outgoing = https.request(
-        target.url,
+      let controller: Dispatcher.DispatchController | null = null;
+      let cutWith: Error | null = null;
+      let status = 0;
+      const chunks: Buffer[] = [];
+      let length = 0;
+      let settled = false;
+      const settle = (error: Error | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timeout);
+        signal?.removeEventListener('abort', stop);
+        if (error) reject(error);
+        else resolve({ status, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
+      };
+      const cut = (reason: Error, outcome: Error | null) => {
+        // Settled first: aborting may report the cut as the request's error at once.
+        settle(outcome);
+        cutWith = reason;
+        controller?.abort(reason);
+      };
+      const timeout = setTimeout(() => {
+        const error = new Error(`no answer within ${this.options.timeoutMs} ms`);
+        cut(error, error);
+      }, this.options.timeoutMs);
+      const stop = () => cut(signal!.reason as Error, signal!.reason as Error);
+      signal?.addEventListener('abort', stop, { once: true });
+      this.poolFor(target).dispatch(
+        { method: 'POST', path: `${target.url.pathname}${target.url.search}`, headers: request.headers, body: request.body },
         {
-          method: 'POST',
-          agent: this.agent,
-          lookup: pinned,
-          headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body).toString() },
-          maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
-          ...(signal ? { signal } : {}),
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let length = 0;
-          const finish = () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
-          response.on('data', (chunk: Buffer) => {
+          onRequestStart(started) {
+            controller = started;
+            if (cutWith) started.abort(cutWith);
+          },
+          onResponseStart(_controller, statusCode) {
+            status = statusCode;
+          },
+          onResponseData(_controller, chunk) {
             chunks.push(chunk);
             length += chunk.length;
-            // Enough for the log: the rest is never read (a receiver may answer gigabytes).
-            if (length >= RESPONSE_BODY_LIMIT) {
-              response.destroy();
-              finish();
-            }
-          });
-          response.on('end', finish);
-          response.on('error', reject);
+            if (length >= RESPONSE_BODY_LIMIT) cut(new Error('answer longer than the part kept'), null);
+          },
+          onResponseEnd: () => settle(null),
+          onResponseError: (_controller, error) => settle(error),
         },
       );
-      // One timer per request, not a combined AbortSignal: AbortSignal.any and .timeout cost more than the request's own work.
-      const timeout = setTimeout(() => outgoing.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-      outgoing.on('close', () => clearTimeout(timeout));
-      outgoing.on('error', reject);
-      outgoing.end(request.body);
     });
   }
 }
