@@ -126,7 +126,7 @@ export async function listObjects(
         }
         const ids = reader.readObjectIds(reverseQuery(from, id, edge));
         // Awaiting only real promises keeps the in-memory walk free of microtask hops.
-        for (const objectId of isPromise(ids) ? await ids : ids) learn(into, objectId, definite, next, depth + 1);
+        eachId(isPromise(ids) ? await ids : ids, (objectId) => learn(into, objectId, definite, next, depth + 1));
       }
     }
     level = next;
@@ -148,6 +148,15 @@ export async function listObjects(
     if ((isPromise(outcome) ? await outcome : outcome) === Outcome.allowed) ids.push(id);
   }
   return ids.sort();
+}
+
+/**
+ * Every id, through forEach when the reader answered a Set or an array (the in-memory index does):
+ * an iterator would allocate a result object per id of a large answer.
+ */
+function eachId(ids: Iterable<string>, visit: (id: string) => void): void {
+  if (ids instanceof Set || Array.isArray(ids)) (ids as ReadonlySet<string> | readonly string[]).forEach((id) => visit(id));
+  else for (const id of ids) visit(id);
 }
 
 /** Facts read straight from tuples naming the subject (or its type's wildcard); a userset subject is a fact itself. */
