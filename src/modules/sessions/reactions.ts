@@ -1,4 +1,4 @@
-import { loadUser, type UserDeleted } from '../users/index.ts';
+import { isUserDeleted, type UserDeleted } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { commandEach, defineReaction } from '../../platform/reactions/reaction.ts';
@@ -26,8 +26,7 @@ export function sessionReactions(deps: { store: EventStore; commands: SessionCom
       },
       SessionStarted: async (event, { command }) => {
         const { sessionId, userId } = event.data as SessionStarted['data'];
-        const user = await loadUser(deps.store, command.tenantId, userId);
-        return user.status === 'deleted' ? revoke([sessionId], command) : 0n;
+        return (await isUserDeleted(deps.store, command.tenantId, userId)) ? revoke([sessionId], command) : 0n;
       },
     },
   });

@@ -8,7 +8,7 @@ export type { ActiveUser } from './decider.ts';
 export { errorStatuses } from './errors.ts';
 export { USER_PERSONAL_FIELDS, emailReservation, userEvents, userStreamId } from './events.ts';
 export type { RoleRef, UserCreated, UserDeleted, UserDisabled, UserEnabled, UserErased, UserEvent, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from './events.ts';
-export { loadUser } from './load.ts';
+export { isUserDeleted, loadUser } from './load.ts';
 export { PasswordHasher, assertPasswordPolicy } from './passwords.ts';
 export { createdUserView, userQueries } from './queries.ts';
 export type { UserDetail, UserQueries } from './queries.ts';

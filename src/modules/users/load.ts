@@ -1,4 +1,5 @@
 import { fold } from '../../platform/commands/decider.ts';
+import { loadState } from '../../platform/commands/handle-command.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { userDecider, type UserState } from './decider.ts';
 import { userStreamId, type UserEvent } from './events.ts';
@@ -6,4 +7,18 @@ import { userStreamId, type UserEvent } from './events.ts';
 /** The user aggregate's current state, from its stream (the write side, never a read model). */
 export async function loadUser(store: EventStore, tenant: string, userId: string): Promise<UserState> {
   return fold(userDecider, (await store.readStream(userStreamId(tenant, userId))) as unknown as UserEvent[]);
+}
+
+/** Only whether the user was deleted: no personal data and no password material to remember. */
+const deletion = {
+  initialState: () => false,
+  evolve: (deleted: boolean, event: UserEvent) => deleted || event.type === 'UserDeleted' || event.type === 'UserErased',
+};
+
+/**
+ * Whether the user's stream records a deletion, folded from the events after the ones this
+ * instance folded last: a check made at every login reads no history (and decrypts none).
+ */
+export async function isUserDeleted(store: EventStore, tenant: string, userId: string): Promise<boolean> {
+  return (await loadState({ store }, deletion, userStreamId(tenant, userId))).state;
 }

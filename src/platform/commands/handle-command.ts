@@ -142,7 +142,7 @@ export async function decideAppend<State, Command, Event extends DomainEvent>(
  * after the state this instance folded last (FoldedStates), if any.
  */
 export async function loadState<State, Event extends DomainEvent>(
-  deps: CommandDeps,
+  deps: Pick<CommandDeps, 'store'>,
   decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
   streamId: string,
 ): Promise<{ state: State; revision: bigint | undefined }> {

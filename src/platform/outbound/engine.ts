@@ -141,7 +141,8 @@ export class OutboundEngine {
       fromBeginning: false,
       // One transaction per batch: the inbox rows of its new events and their deliveries.
       handler: async (messages) => {
-        const enqueued = await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
+        let enqueued = 0;
+        await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
           const deliveries: NewDelivery[] = [];
           const fannedOut = new Set<string>();
           const memo = new BatchMemo(messages.filter((message) => fresh.has(message.value.id)).map((message) => message.value));
@@ -151,9 +152,10 @@ export class OutboundEngine {
             fannedOut.add(event.id);
             for (const delivery of await channel.fanOut(event, tx, memo)) deliveries.push({ ...delivery, eventId: event.id });
           }
-          await this.queue.enqueue(tx, deliveries, clock.now());
+          enqueued = (await this.queue.enqueue(tx, deliveries, clock.now())).length;
         });
-        // This instance's workers at once, the other instances' through PostgreSQL.
+        // This instance's workers at once, the other instances' through PostgreSQL; a batch that
+        // enqueued nothing (no subscriber wants its events) wakes nobody and costs no claim.
         if (enqueued > 0) {
           this.wake();
           this.news.notifyEveryInstance();

@@ -119,6 +119,19 @@ describe('check, expand and list-objects over HTTP', () => {
     expect(readable.body.data).toEqual({ objectIds: ['public'], total: 1 });
   });
 
+  it('writes the JSON list-objects answer as the envelope would be serialized, byte for byte', async () => {
+    const token = await t.token({ sub: 'acme-caller', tenant: 'acme', roles: ['admin'] });
+    const text = async (subjectId: string) => {
+      const payload = { objectType: 'document', relation: 'viewer', subjectType: 'user', subjectId };
+      const response = await t.service.app.inject({ method: 'POST', url: '/api/fga/list-objects', headers: { 'x-tenant': 'acme', authorization: `Bearer ${token}` }, payload });
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      return response.body;
+    };
+    expect(await text('anne')).toBe(JSON.stringify({ ok: true, data: { objectIds: ['public', 'secret', 'spec'], total: 3 } }));
+    // user:* sees the public document.
+    expect(await text('nobody')).toBe('{"ok":true,"data":{"objectIds":["public"],"total":1}}');
+  });
+
   it('streams list-objects as NDJSON lines, one sorted id each, when the client accepts them', async () => {
     const body = { objectType: 'document', relation: 'viewer', subjectType: 'user', subjectId: 'anne' };
     const token = await t.token({ sub: 'acme-caller', tenant: 'acme', roles: ['admin'] });

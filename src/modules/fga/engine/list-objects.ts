@@ -18,9 +18,46 @@ interface Fact {
   definite: boolean;
 }
 
-interface Known extends Fact {
-  /** Dispatches between this object and the subject on the shortest path of its kind (definite or candidate). */
-  depth: number;
+/**
+ * The facts learnt about one relation (`type#relation`), by object id. A fact is one number,
+ * `depth * 2 + (definite ? 1 : 0)` (depth: dispatches between the object and the subject on the
+ * shortest path of its kind), so a large answer allocates no object per id.
+ */
+interface RelationFacts {
+  type: string;
+  relation: string;
+  byId: Map<string, number>;
+  /** The model's edges out of this relation that can lead to the target, resolved once per walk. */
+  steps?: Step[];
+}
+
+interface Step {
+  edge: ReverseEdge;
+  into: RelationFacts;
+}
+
+const packed = (depth: number, definite: boolean): number => depth * 2 + (definite ? 1 : 0);
+const isDefinite = (fact: number): boolean => fact % 2 === 1;
+const depthOf = (fact: number): number => Math.floor(fact / 2);
+
+/**
+ * Facts still to expand, in parallel arrays (a relation's facts and an id per fact; whether it is
+ * definite): one level of the walk costs three array slots per fact, no object.
+ */
+class Frontier {
+  readonly relations: RelationFacts[] = [];
+  readonly ids: string[] = [];
+  readonly definite: boolean[] = [];
+
+  push(relation: RelationFacts, id: string, definite: boolean): void {
+    this.relations.push(relation);
+    this.ids.push(id);
+    this.definite.push(definite);
+  }
+
+  get length(): number {
+    return this.ids.length;
+  }
 }
 
 /**
@@ -42,72 +79,84 @@ export async function listObjects(
 ): Promise<string[]> {
   const graph = ReverseGraph.of(typesystem);
   const relevant = graph.relevantTo(objectType, relation);
-  // Facts by relation (type#relation), then by object id: the walk builds no key per object, and
-  // each fact is one object (a large answer allocates little more than its own ids).
-  const known = new Map<string, Map<string, Known>>();
-  let level: Known[] = [];
+  // Facts by relation (type#relation), then by object id: the walk builds no key and no object per
+  // fact (a large answer allocates little more than its own ids).
+  const known = new Map<string, RelationFacts>();
+  let level = new Frontier();
   let depth = 0;
 
   /** The facts of `type#relation` learnt so far, or undefined when that relation cannot lead to the target. */
-  const factsOf = (type: string, factRelation: string): Map<string, Known> | undefined => {
+  const factsOf = (type: string, factRelation: string): RelationFacts | undefined => {
     const key = relationKey(type, factRelation);
     if (!relevant.has(key)) return undefined;
     let facts = known.get(key);
-    if (!facts) known.set(key, (facts = new Map()));
+    if (!facts) known.set(key, (facts = { type, relation: factRelation, byId: new Map() }));
     return facts;
   };
-  const learn = (facts: Map<string, Known> | undefined, type: string, id: string, factRelation: string, definite: boolean, into: Known[], factDepth: number): void => {
+  const stepsOf = (from: RelationFacts): Step[] =>
+    (from.steps ??= graph.edgesFrom(from.type, from.relation).flatMap((edge) => {
+      const into = edge.kind === 'computed' ? factsOf(from.type, edge.relation) : factsOf(edge.objectType, edge.relation);
+      return into ? [{ edge, into }] : [];
+    }));
+  const learn = (facts: RelationFacts | undefined, id: string, definite: boolean, into: Frontier, factDepth: number): void => {
     if (!facts) return;
-    const previous = facts.get(id);
+    const previous = facts.byId.get(id);
     // Expand each fact once, and once more if a candidate turns out definite; the walk goes level
     // by level, so the first depth recorded is the smallest.
-    if (previous && (previous.definite || !definite)) return;
-    const fact = { type, id, relation: factRelation, definite, depth: factDepth };
-    facts.set(id, fact);
-    into.push(fact);
+    if (previous !== undefined && (isDefinite(previous) || !definite)) return;
+    facts.byId.set(id, packed(factDepth, definite));
+    // A relation no edge leaves (the target, usually) has nothing to expand: a large answer is not
+    // copied into the frontier as well.
+    if (stepsOf(facts).length > 0) into.push(facts, id, definite);
   };
 
-  for (const seed of await seedFacts(graph, reader, subject)) learn(factsOf(seed.type, seed.relation), seed.type, seed.id, seed.relation, seed.definite, level, 0);
+  for (const seed of await seedFacts(graph, reader, subject)) learn(factsOf(seed.type, seed.relation), seed.id, seed.definite, level, 0);
   while (level.length > 0) {
-    const next: Known[] = [];
+    const next = new Frontier();
     // `level` grows while it is walked: computed usersets stay on the same object, at the same depth.
     for (let index = 0; index < level.length; index += 1) {
-      const fact = level[index] as Known;
-      for (const edge of graph.edgesFrom(fact.type, fact.relation)) {
-        const definite = fact.definite && edge.definite;
+      const from = level.relations[index]!;
+      const id = level.ids[index]!;
+      const factDefinite = level.definite[index]!;
+      for (const { edge, into } of stepsOf(from)) {
+        const definite = factDefinite && edge.definite;
         if (edge.kind === 'computed') {
-          learn(factsOf(fact.type, edge.relation), fact.type, fact.id, edge.relation, definite, level, depth);
+          learn(into, id, definite, level, depth);
           continue;
         }
-        const facts = factsOf(edge.objectType, edge.relation);
-        if (!facts) continue;
-        const ids = reader.readObjectIds(reverseQuery(fact, edge));
+        const ids = reader.readObjectIds(reverseQuery(from, id, edge));
         // Awaiting only real promises keeps the in-memory walk free of microtask hops.
-        for (const id of isPromise(ids) ? await ids : ids) learn(facts, edge.objectType, id, edge.relation, definite, next, depth + 1);
+        eachId(isPromise(ids) ? await ids : ids, (objectId) => learn(into, objectId, definite, next, depth + 1));
       }
     }
     level = next;
     depth += 1;
   }
 
-  const checker = new CheckResolver(typesystem, reader, subject, options);
   const ids: string[] = [];
-  for (const fact of known.get(relationKey(objectType, relation))?.values() ?? []) {
-    if (fact.definite && fact.depth >= options.maxDepth) {
-      // Every path is that long, so a check of this object would fail the same way.
-      throw new FgaError(
-        'MAX_DEPTH_EXCEEDED',
-        `resolution exceeded the maximum depth of ${options.maxDepth} at ${objectType}:${fact.id}`,
-      );
-    }
-    if (fact.definite) {
-      ids.push(fact.id);
-      continue;
-    }
-    const outcome = checker.resolve(objectType, fact.id, relation, 0);
-    if ((isPromise(outcome) ? await outcome : outcome) === Outcome.allowed) ids.push(fact.id);
+  const candidates: string[] = [];
+  known.get(relationKey(objectType, relation))?.byId.forEach((fact, id) => {
+    if (!isDefinite(fact)) candidates.push(id);
+    // Every path is that long, so a check of this object would fail the same way.
+    else if (depthOf(fact) >= options.maxDepth) {
+      throw new FgaError('MAX_DEPTH_EXCEEDED', `resolution exceeded the maximum depth of ${options.maxDepth} at ${objectType}:${id}`);
+    } else ids.push(id);
+  });
+  const checker = new CheckResolver(typesystem, reader, subject, options);
+  for (const id of candidates) {
+    const outcome = checker.resolve(objectType, id, relation, 0);
+    if ((isPromise(outcome) ? await outcome : outcome) === Outcome.allowed) ids.push(id);
   }
   return ids.sort();
+}
+
+/**
+ * Every id, through forEach when the reader answered a Set or an array (the in-memory index does):
+ * an iterator would allocate a result object per id of a large answer.
+ */
+function eachId(ids: Iterable<string>, visit: (id: string) => void): void {
+  if (ids instanceof Set || Array.isArray(ids)) (ids as ReadonlySet<string> | readonly string[]).forEach((id) => visit(id));
+  else for (const id of ids) visit(id);
 }
 
 /** Facts read straight from tuples naming the subject (or its type's wildcard); a userset subject is a fact itself. */
@@ -132,9 +181,9 @@ async function seedFacts(graph: ReverseGraph, reader: TupleReader, subject: Subj
   return seeds;
 }
 
-function reverseQuery(fact: Fact, edge: Exclude<ReverseEdge, { kind: 'computed' }>): ObjectIdsQuery {
-  const subject = { subjectType: fact.type, subjectId: fact.id };
+function reverseQuery(from: RelationFacts, id: string, edge: Exclude<ReverseEdge, { kind: 'computed' }>): ObjectIdsQuery {
+  const subject = { subjectType: from.type, subjectId: id };
   return edge.kind === 'userset'
-    ? { objectType: edge.objectType, relation: edge.relation, ...subject, subjectRelation: fact.relation }
+    ? { objectType: edge.objectType, relation: edge.relation, ...subject, subjectRelation: from.relation }
     : { objectType: edge.objectType, relation: edge.tupleset, ...subject };
 }

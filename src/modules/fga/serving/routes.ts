@@ -7,6 +7,7 @@ import { principalOf } from '../../../platform/http/authentication.ts';
 import { ok, okBody } from '../../../platform/http/envelopes.ts';
 import { NDJSON, ndjsonChunks, wantsNdjson } from '../../../platform/http/ndjson.ts';
 import { route } from '../../../platform/http/route.ts';
+import { jsonArrayChunks } from '../../../platform/http/streamed-json.ts';
 import { instantQuery } from '../../../platform/http/schemas.ts';
 import type { HttpServer } from '../../../platform/http/server.ts';
 import { tenantOf } from '../../../platform/http/tenant-resolution.ts';
@@ -55,8 +56,8 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
     result: ZodType<Result>,
     answer: Answer<Body, Result>,
     pastAnswer?: PastAnswer<Body, Result>,
-    /** The answer as NDJSON lines instead, when the client accepts them. */
-    stream?: { schema: ZodType; send: (result: Result, reply: FastifyReply) => FastifyReply },
+    /** The answer as NDJSON lines instead, when the client accepts them; `json` writes the JSON answer as a stream too. */
+    stream?: { schema: ZodType; send: (result: Result, reply: FastifyReply) => FastifyReply; json: (answer: Result, reply: FastifyReply) => FastifyReply },
   ) {
     route(app, {
       ...fgaGuard('debug:fga'),
@@ -73,16 +74,21 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
         if (at && pastAnswer) requireAuditView(request);
         const found = at && pastAnswer ? await pastAnswer(tenant, rest, at) : await answer(tenant, rest, atLeast);
         if (stream && wantsNdjson(request.headers.accept)) return stream.send(found, reply);
-        return ok(at && pastAnswer ? { ...found, asOf: at.toISOString() } : found) as never;
+        const answered = at && pastAnswer ? { ...found, asOf: at.toISOString() } : found;
+        return (stream ? stream.json(answered, reply) : ok(answered)) as never;
       },
     });
   }
 
-  // A very large answer is written a chunk of lines at a time, never as one string (docs/decisions.md).
+  // A very large answer is written a chunk of ids at a time, never as one string, and the JSON one
+  // is not copied by the response schema's parse either (docs/decisions.md).
+  const chunked = (reply: FastifyReply, type: string, chunks: Generator<string>) => reply.type(type).send(Readable.from(chunks, { objectMode: true, highWaterMark: 1 }));
   const objectIdLines = {
     schema: z.object({ objectId: z.string() }).describe('one object id per line, sorted; as many lines as `total` in the JSON answer'),
-    send: ({ objectIds }: { objectIds: string[] }, reply: FastifyReply) =>
-      reply.type(NDJSON).send(Readable.from(ndjsonChunks(objectIds, (objectId) => ({ objectId })), { objectMode: true, highWaterMark: 1 })),
+    send: ({ objectIds }: { objectIds: string[] }, reply: FastifyReply) => chunked(reply, NDJSON, ndjsonChunks(objectIds, (objectId) => ({ objectId }))),
+    // {"ok":true,"data":{"objectIds":[...],"total":n(,"asOf":...)}}: the envelope ok() builds, in the schema's key order.
+    json: ({ objectIds, ...rest }: { objectIds: string[]; total: number }, reply: FastifyReply) =>
+      chunked(reply, 'application/json; charset=utf-8', jsonArrayChunks('{"ok":true,"data":{"objectIds":', objectIds, `,${JSON.stringify(rest).slice(1)}}`)),
   };
 
   query('/api/fga/check', 'Does the subject have the relation with the object? With explain, how it was resolved; with asOf, as it stood then', checkBody, checkResultSchema, queries.check, past.check);
