@@ -1,28 +1,21 @@
 import { FGA_PROJECTION, FGA_TUPLE_EVENT_TYPES, type FgaModelActivated, type FgaModelCreated, type FgaModelDeleted, type FgaModelUpdated } from '../src/modules/fga/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { defineProjection, type ProjectionBatchHandler } from '../src/platform/projections/projection.ts';
-import { KEY_TYPES, keyColumns, tupleChangeRuns, type TupleChangeRow } from './tuple-changes.ts';
+import { rowsJson, SAME_TUPLE, TUPLE_RECORD, tupleChangeRuns, type TupleChangeRow } from './tuple-changes.ts';
 
 // In log order, so that of two writes of one tuple the first one's created_at stays.
 const insertTuples = (rows: TupleChangeRow[], tx: PoolClient) =>
   tx.query(
     `insert into fga_tuples (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at)
-     select k.tenant_id, k.object_type, k.object_id, k.relation, k.subject_type, k.subject_id, k.subject_relation, k.created_at
-       from unnest(${KEY_TYPES}, $8::timestamptz[]) with ordinality
-            as k(tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at, n)
+     select k.tenant_id, k.object_type, k.object_id, k.relation, k.subject_type, k.subject_id, k.subject_relation, k.at
+       from json_to_recordset($1::json) as k(${TUPLE_RECORD}, at timestamptz, n integer)
       order by k.n
      on conflict do nothing`,
-    [...keyColumns(rows), rows.map((row) => row.occurredAt)],
+    [rowsJson(rows)],
   );
 
 const deleteTuples = (rows: TupleChangeRow[], tx: PoolClient) =>
-  tx.query(
-    `delete from fga_tuples t
-      using unnest(${KEY_TYPES}) as k(tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation)
-      where t.tenant_id = k.tenant_id and t.object_type = k.object_type and t.object_id = k.object_id and t.relation = k.relation
-        and t.subject_type = k.subject_type and t.subject_id = k.subject_id and t.subject_relation = k.subject_relation`,
-    keyColumns(rows),
-  );
+  tx.query(`delete from fga_tuples t using json_to_recordset($1::json) as k(${TUPLE_RECORD}) where ${SAME_TUPLE}`, [rowsJson(rows)]);
 
 /** Bulk writes record up to 200 changes an event, and come in runs: one statement per run of writes or deletes. */
 const applyTupleChanges: ProjectionBatchHandler = async (events, tx) => {

@@ -36,15 +36,32 @@ export function tupleChangeRuns(events: RecordedEvent[]): TupleChangeRun[] {
   return runs;
 }
 
-const tupleKey = (row: TupleChangeRow) => {
-  const t = row.tuple;
-  return [row.tenant, t.objectType, t.objectId, t.relation, t.subjectType, t.subjectId, t.subjectRelation ?? ''];
-};
-
-/** The key columns of a run, one array per column (for unnest with KEY_TYPES). */
-export function keyColumns(rows: TupleChangeRow[]): string[][] {
-  const keys = rows.map(tupleKey);
-  return keys[0]!.map((_, column) => keys.map((key) => key[column]!));
+/**
+ * A run's rows as one JSON parameter, for `json_to_recordset($1::json) as k(${TUPLE_RECORD}, ...)`
+ * (one text array per column made pg escape every element in JavaScript; JSON.stringify is native).
+ * Besides the tuple columns each record has `position`, `part`, `at` (occurredAt) and `n` (its order).
+ */
+export function rowsJson(rows: TupleChangeRow[]): string {
+  return JSON.stringify(
+    rows.map(({ tenant, tuple: t, position, part, occurredAt }, n) => ({
+      tenant_id: tenant,
+      object_type: t.objectType,
+      object_id: t.objectId,
+      relation: t.relation,
+      subject_type: t.subjectType,
+      subject_id: t.subjectId,
+      subject_relation: t.subjectRelation ?? '',
+      position: position.toString(),
+      part,
+      at: occurredAt,
+      n,
+    })),
+  );
 }
 
-export const KEY_TYPES = '$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]';
+export const TUPLE_RECORD = 'tenant_id text, object_type text, object_id text, relation text, subject_type text, subject_id text, subject_relation text';
+
+/** The join of a tuple read model `t` with the records `k` on the whole tuple key. */
+export const SAME_TUPLE =
+  't.tenant_id = k.tenant_id and t.object_type = k.object_type and t.object_id = k.object_id and t.relation = k.relation ' +
+  'and t.subject_type = k.subject_type and t.subject_id = k.subject_id and t.subject_relation = k.subject_relation';

@@ -48,7 +48,7 @@ export function fgaModule(deps: FgaDeps) {
     models: { commands: modelCommands({ store, clock }), queries: readModelQueries(FGA_PROJECTION, readYourWrites, modelQueries(pool)) },
     tuples: {
       commands: tupleCommands({
-        writer: new TenantTupleWriter({ store, clock, index: { tuplesAt: (tenant, position) => indexes.tuplesAt(tenant, position, timeoutMs) } }),
+        writer: new TenantTupleWriter({ store, clock, index: { current: (tenant) => indexes.current(tenant), reached: (position) => indexes.waitFor(position, timeoutMs) } }),
         activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError),
       }),
       queries: readModelQueries(FGA_PROJECTION, readYourWrites, tupleQueries(pool)),

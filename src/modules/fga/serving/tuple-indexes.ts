@@ -77,13 +77,9 @@ export class TupleIndexes {
     return this.position.wait(position, timeoutMs);
   }
 
-  /**
-   * The tenant's tuples once every event up to `position` is applied (null if that takes longer
-   * than `timeoutMs`), with the position they reflect: what tuple writes are decided against.
-   */
-  async tuplesAt(tenant: string, position: bigint, timeoutMs: number): Promise<{ tuples: TupleSet; position: bigint } | null> {
+  /** The tenant's tuples as the index holds them now (live), with the log position they reflect: what tuple writes are decided on. */
+  async current(tenant: string): Promise<{ tuples: TupleSet; position: bigint }> {
     const store = await this.storeOf(tenant);
-    if (!(await this.waitFor(position, timeoutMs))) return null;
     return { tuples: { has: (tuple) => store.hasTuple(tuple) }, position: this.position.current };
   }
 

@@ -9,11 +9,28 @@ export interface TupleSet {
   has(tuple: RelationTuple): boolean;
 }
 
-/** `base` with changes laid over it (a new view: `base` is left as it is). */
+/** A set with changes laid over another (which is left as it is); a lookup names its tuple once however deep the layers. */
+class ChangedTuples implements TupleSet {
+  constructor(
+    private readonly base: TupleSet,
+    private readonly changed: ReadonlyMap<string, boolean>,
+  ) {}
+
+  has(tuple: RelationTuple): boolean {
+    return this.hasKeyed(tupleToString(tuple), tuple);
+  }
+
+  private hasKeyed(key: string, tuple: RelationTuple): boolean {
+    const changed = this.changed.get(key);
+    if (changed !== undefined) return changed;
+    return this.base instanceof ChangedTuples ? this.base.hasKeyed(key, tuple) : this.base.has(tuple);
+  }
+}
+
 function withChanges(base: TupleSet, changes: Iterable<{ tuple: RelationTuple; written: boolean }>): TupleSet {
   const changed = new Map<string, boolean>();
   for (const change of changes) changed.set(tupleToString(change.tuple), change.written);
-  return { has: (tuple) => changed.get(tupleToString(tuple)) ?? base.has(tuple) };
+  return new ChangedTuples(base, changed);
 }
 
 const NO_TUPLES: TupleSet = { has: () => false };

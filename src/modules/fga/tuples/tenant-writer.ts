@@ -8,10 +8,12 @@ import { outsideRequests } from '../../../platform/projections/read-your-writes.
 import { tenantTuplesDecider, type ChangeTuples, type TupleSet } from './decider.ts';
 import { tenantTuplesStreamId, type FgaTupleEvent } from './events.ts';
 
-/** The tenant's tuples as this instance's index holds them once it has applied the log up to a position. */
+/** This instance's in-memory tuple index, fed by the log. */
 export interface TupleIndex {
-  /** The tenant's tuples once the index has applied every event up to `position`; null if it did not within the bound. */
-  tuplesAt(tenant: string, position: bigint): Promise<{ tuples: TupleSet; position: bigint } | null>;
+  /** The tenant's tuples as the index holds them now (live: use them at once), and the log position they reflect. */
+  current(tenant: string): Promise<{ tuples: TupleSet; position: bigint }>;
+  /** Whether the index has applied the log up to `position`, waiting (bounded). */
+  reached(position: bigint): Promise<boolean>;
 }
 
 export interface TenantTupleWriterDeps extends CommandDeps {
@@ -32,13 +34,21 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+/** This instance's own appends the index has not applied yet. */
+interface Unindexed {
+  position: bigint;
+  events: FgaTupleEvent[];
+}
+
 interface Lane {
   queue: Pending[];
   writing: boolean;
   /** The tenant stream's revision this instance last saw (null: unknown yet, tried as no stream). */
   revision: ExpectedRevision | null;
-  /** The index must have applied the log this far before a decision (this instance's last append, or a rival's). */
-  seenPosition: bigint;
+  /** Decisions lay these over the index, so the next group need not wait for the index to read them back. */
+  unindexed: Unindexed[];
+  /** After another instance appended: the index must reach this position before the next decision. */
+  mustSee: bigint;
 }
 
 /** Requests decided together and appended in one call. */
@@ -46,7 +56,8 @@ const MAX_GROUP = 64;
 
 /**
  * A tenant's tuple changes, decided one request after another against the instance's in-memory
- * tuple index and appended to the tenant's tuple stream with the revision the index reflects.
+ * tuple index (with this instance's appends it has not read back yet laid over it) and appended to
+ * the tenant's tuple stream with the revision that state reflects.
  * Requests that arrive while an append is in flight are decided together (each on the state the
  * ones before it leave) and appended in one call, one event each: a request's rejection (TUPLE_EXISTS)
  * touches no other. Another instance's append makes ours fail on the revision; the group is decided
@@ -71,7 +82,7 @@ export class TenantTupleWriter {
   private laneOf(tenant: string): Lane {
     let lane = this.lanes.get(tenant);
     if (!lane) {
-      lane = { queue: [], writing: false, revision: null, seenPosition: 0n };
+      lane = { queue: [], writing: false, revision: null, unindexed: [], mustSee: 0n };
       this.lanes.set(tenant, lane);
     }
     return lane;
@@ -80,6 +91,8 @@ export class TenantTupleWriter {
   private async drain(tenant: string, lane: Lane): Promise<void> {
     try {
       while (lane.queue.length > 0) {
+        // Requests that arrive in the same turn of the event loop join the group.
+        await new Promise((resolve) => setImmediate(resolve));
         const group = lane.queue.splice(0, MAX_GROUP);
         await this.write(tenant, lane, group).catch((error: unknown) => group.forEach((pending) => pending.reject(error)));
       }
@@ -90,23 +103,27 @@ export class TenantTupleWriter {
 
   private async write(tenant: string, lane: Lane, group: Pending[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
-      const state = await this.deps.index.tuplesAt(tenant, lane.seenPosition);
-      if (!state) throw platformError('SERVICE_UNAVAILABLE', 'The tuple index lags behind the log; retry the request');
-      const outcomes = decideInTurn(state.tuples, group);
+      if (!(await this.deps.index.reached(lane.mustSee))) throw platformError('SERVICE_UNAVAILABLE', 'The tuple index lags behind the log; retry the request');
+      const indexed = await this.deps.index.current(tenant);
+      lane.unindexed = lane.unindexed.filter((appended) => appended.position > indexed.position);
+      const decidedOn = lane.unindexed.at(-1)?.position ?? indexed.position;
+      const state = lane.unindexed.flatMap((appended) => appended.events).reduce(tenantTuplesDecider.evolve, indexed.tuples);
+      const outcomes = decideInTurn(state, group);
       const appending = outcomes.flatMap((outcome, i) => ('events' in outcome && outcome.events.length > 0 ? [{ pending: group[i]!, events: outcome.events }] : []));
-      let position = state.position;
+      let position = decidedOn;
       if (appending.length > 0) {
         const events = appending.flatMap(({ pending, events }) => toNewEvents(events, pending.context, this.deps.clock));
         try {
           const result = await this.deps.store.append(tenantTuplesStreamId(tenant), events, lane.revision ?? 'no_stream');
           lane.revision = result.nextExpectedRevision;
-          lane.seenPosition = result.position;
+          lane.unindexed.push({ position: result.position, events: appending.flatMap((decided) => decided.events) });
           position = result.position;
         } catch (error) {
           if (!(error instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw error;
-          // Another instance appended: decide again once the index has its events.
+          // Another instance appended: decide again once the index has read the log that far (our own appends included).
           lane.revision = error.actual === 'no_stream' ? 'no_stream' : error.actual;
-          lane.seenPosition = await this.deps.store.lastWrittenPosition();
+          lane.mustSee = await this.deps.store.lastWrittenPosition();
+          lane.unindexed = [];
           continue;
         }
       }
