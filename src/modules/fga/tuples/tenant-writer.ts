@@ -102,6 +102,7 @@ export class TenantTupleWriter {
   }
 
   private async write(tenant: string, lane: Lane, group: Pending[]): Promise<void> {
+    let caughtUp = false;
     for (let attempt = 1; ; attempt += 1) {
       if (!(await this.deps.index.reached(lane.mustSee))) throw platformError('SERVICE_UNAVAILABLE', 'The tuple index lags behind the log; retry the request');
       const indexed = await this.deps.index.current(tenant);
@@ -111,6 +112,13 @@ export class TenantTupleWriter {
       const outcomes = decideInTurn(state, group);
       const appending = outcomes.flatMap((outcome, i) => ('events' in outcome && outcome.events.length > 0 ? [{ pending: group[i]!, events: outcome.events }] : []));
       let position = decidedOn;
+      if (appending.length === 0 && !caughtUp) {
+        // Only refusals and no-op deletes: no append checks the state, which may miss another
+        // instance's latest change. Decide once more on the index caught up with the log.
+        caughtUp = true;
+        lane.mustSee = await this.deps.store.lastWrittenPosition();
+        continue;
+      }
       if (appending.length > 0) {
         const events = appending.flatMap(({ pending, events }) => toNewEvents(events, pending.context, this.deps.clock));
         try {
