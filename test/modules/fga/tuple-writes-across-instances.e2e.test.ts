@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstanceBeside } from '../../support/second-instance.ts';
 import type { TestService } from '../../support/service.ts';
+import { DOCS } from './support/fga-fixture.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
-
-const MODEL = `model
-  schema 1.1
-type user
-type document
-  relations
-    define viewer: [user]`;
 
 const viewer = (objectId: string, subjectId = 'ann') => ({ objectType: 'document', objectId, relation: 'viewer', subjectType: 'user', subjectId });
 
@@ -26,7 +20,7 @@ describe('tuple writes on two instances', () => {
   beforeAll(async () => {
     a = await startFgaService();
     b = await startInstanceBeside(a, () => {});
-    await a.activeModel(MODEL);
+    await a.activeModel(DOCS);
   });
   afterAll(async () => {
     await b?.close();
