@@ -1,16 +1,26 @@
-import { FGA_PROJECTION, type FgaModelActivated, type FgaModelCreated, type FgaModelDeleted, type FgaModelUpdated, type FgaTupleDeleted, type FgaTupleWritten, type RelationTuple } from '../src/modules/fga/index.ts';
-import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
-import { defineProjection } from '../src/platform/projections/projection.ts';
+import { FGA_PROJECTION, FGA_TUPLE_EVENT_TYPES, type FgaModelActivated, type FgaModelCreated, type FgaModelDeleted, type FgaModelUpdated } from '../src/modules/fga/index.ts';
+import type { PoolClient } from '../src/platform/db/pool.ts';
+import { defineProjection, type ProjectionBatchHandler } from '../src/platform/projections/projection.ts';
+import { rowsJson, SAME_TUPLE, TUPLE_RECORD, tupleChangeRuns, type TupleChangeRow } from './tuple-changes.ts';
 
-const tupleKey = (tenant: string, t: RelationTuple) => [tenant, t.objectType, t.objectId, t.relation, t.subjectType, t.subjectId, t.subjectRelation ?? ''];
+// In log order, so that of two writes of one tuple the first one's created_at stays.
+const insertTuples = (rows: TupleChangeRow[], tx: PoolClient) =>
+  tx.query(
+    `insert into fga_tuples (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at)
+     select k.tenant_id, k.object_type, k.object_id, k.relation, k.subject_type, k.subject_id, k.subject_relation, k.at
+       from json_to_recordset($1::json) as k(${TUPLE_RECORD}, at timestamptz, n integer)
+      order by k.n
+     on conflict do nothing`,
+    [rowsJson(rows)],
+  );
 
-/** The key columns of a run of tuple events, one array per column (for unnest). */
-export function keyColumns(events: RecordedEvent[]): string[][] {
-  const keys = events.map((event) => tupleKey(event.metadata.tenantId, (event.data as FgaTupleWritten['data'] | FgaTupleDeleted['data']).tuple));
-  return keys[0]!.map((_, column) => keys.map((key) => key[column]!));
-}
+const deleteTuples = (rows: TupleChangeRow[], tx: PoolClient) =>
+  tx.query(`delete from fga_tuples t using json_to_recordset($1::json) as k(${TUPLE_RECORD}) where ${SAME_TUPLE}`, [rowsJson(rows)]);
 
-export const KEY_TYPES = '$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]';
+/** Bulk writes record up to 200 changes an event, and come in runs: one statement per run of writes or deletes. */
+const applyTupleChanges: ProjectionBatchHandler = async (events, tx) => {
+  for (const run of tupleChangeRuns(events)) await (run.written ? insertTuples(run.rows, tx) : deleteTuples(run.rows, tx));
+};
 
 /**
  * Read models `fga_models` and `fga_tuples` (migration 0007). The in-memory tuple indexes load
@@ -48,28 +58,5 @@ export const fgaProjection = defineProjection({
       await tx.query('delete from fga_models where tenant_id = $1 and id = $2', [event.metadata.tenantId, modelId]);
     },
   },
-  // Bulk writes append thousands of tuple events in a row: one statement per run.
-  batchHandlers: {
-    FgaTupleWritten: async (events, tx) => {
-      // In position order, so that of two writes of one tuple the first one's created_at stays.
-      await tx.query(
-        `insert into fga_tuples (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at)
-         select k.tenant_id, k.object_type, k.object_id, k.relation, k.subject_type, k.subject_id, k.subject_relation, k.created_at
-           from unnest(${KEY_TYPES}, $8::timestamptz[]) with ordinality
-                as k(tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at, n)
-          order by k.n
-         on conflict do nothing`,
-        [...keyColumns(events), events.map((event) => event.metadata.occurredAt)],
-      );
-    },
-    FgaTupleDeleted: async (events, tx) => {
-      await tx.query(
-        `delete from fga_tuples t
-          using unnest(${KEY_TYPES}) as k(tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation)
-          where t.tenant_id = k.tenant_id and t.object_type = k.object_type and t.object_id = k.object_id and t.relation = k.relation
-            and t.subject_type = k.subject_type and t.subject_id = k.subject_id and t.subject_relation = k.subject_relation`,
-        keyColumns(events),
-      );
-    },
-  },
+  batchHandlers: Object.fromEntries(FGA_TUPLE_EVENT_TYPES.map((type) => [type, applyTupleChanges])),
 });

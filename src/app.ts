@@ -3,7 +3,7 @@ import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
 import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
-import { fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
+import { TUPLE_TYPES_ANSWERED_FROM_INDEX, fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
 import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
 import { cachedRoles, registerRoleRoutes, roleCommands, roleQueries } from './modules/roles/index.ts';
 import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionActivityTypes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
@@ -73,7 +73,7 @@ export async function buildService(infra: Infrastructure) {
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);
   registerProjectionLag(metrics, runner, pool);
-  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger, new Set(sessionActivityTypes));
+  const readYourWrites = new ReadYourWrites(runner, config.READ_YOUR_WRITES_TIMEOUT_MS, logger, new Set([...sessionActivityTypes, ...TUPLE_TYPES_ANSWERED_FROM_INDEX]));
   // Committed events go out on the bus (Kafka when KAFKA_BROKERS is set, else in this process).
   const bus = await openBus(config, logger);
   const topic = config.KAFKA_TOPIC;

@@ -5,7 +5,7 @@
  */
 import type { CheckRequest } from '../../src/modules/fga/engine/authorization-engine.ts';
 import { parseTuple } from '../../src/modules/fga/tuple.ts';
-import { tupleStreamId } from '../../src/modules/fga/tuples/events.ts';
+import { legacyTupleStreamId } from '../../src/modules/fga/tuples/events.ts';
 import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import type { EventStore, StreamAppend } from '../../src/platform/eventstore/port.ts';
@@ -131,7 +131,7 @@ export async function appendTuples(
         const appends: StreamAppend[] = texts.slice(start, next).map((text) => {
           const tuple = parseTuple(text);
           const events = toNewEvents([{ type: 'FgaTupleWritten', data: { tuple, modelId } }], context, systemClock);
-          return { streamId: tupleStreamId(tenant, tuple), expectedRevision: 'no_stream', events };
+          return { streamId: legacyTupleStreamId(tenant, tuple), expectedRevision: 'no_stream', events };
         });
         const results = await store.appendMulti(appends);
         for (const { position } of results) if (position > last) last = position;

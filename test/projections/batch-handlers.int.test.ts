@@ -29,6 +29,18 @@ const session = (sessionId: string, userId: string, minute: number) => ({
   userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/121.0', expiresAt: at(300), idleTimeoutSeconds: 1800, refreshTokenLifetimeSeconds: 36000, acr: 'aal1', amr: ['pwd'],
 });
 const tuple = (objectId: string, subjectId: string) => ({ tuple: { objectType: 'document', objectId, relation: 'viewer', subjectType: 'user', subjectId }, modelId: newId() });
+// One request's changes in one event: runs of writes and deletes inside and across events.
+const changed = (writes: [string, string][], deletes: [string, string][] = []) => ({
+  ...(writes.length > 0 ? { modelId: newId() } : {}),
+  writes: writes.map(([objectId, subjectId]) => tuple(objectId, subjectId).tuple),
+  deletes: deletes.map(([objectId, subjectId]) => tuple(objectId, subjectId).tuple),
+});
+const tupleRequests = () => [
+  recorded('FgaTuplesChanged', changed([['d4', 'alice'], ['d5', 'bob']], [['d3', 'bob']]), 8),
+  recorded('FgaTuplesChanged', changed([['d6', 'carol']]), 8, 'other'),
+  recorded('FgaTuplesChanged', changed([], [['d4', 'alice'], ['d2', 'alice']]), 9),
+  recorded('FgaTuplesChanged', changed([['d4', 'alice'], ['d3', 'bob']], [['d5', 'bob']]), 10),
+];
 
 // Runs of the batch-handled types with what makes batching risky: repeats of a key inside a run,
 // out-of-order times, events of other types and of other tenants in between.
@@ -76,6 +88,7 @@ const cases: [Projection, RecordedEvent[]][] = [
       recorded('FgaTupleDeleted', tuple('d1', 'alice'), 4, 'other'),
       recorded('FgaTupleWritten', tuple('d2', 'alice'), 5),
       recorded('FgaTupleWritten', tuple('d3', 'bob'), 6),
+      ...tupleRequests(),
     ],
   ],
   [
@@ -91,6 +104,7 @@ const cases: [Projection, RecordedEvent[]][] = [
       recorded('FgaTupleWritten', tuple('d3', 'bob'), 6),
       recorded('FgaTupleDeleted', tuple('d1', 'alice'), 7),
       recorded('FgaTupleWritten', tuple('d1', 'alice'), 7),
+      ...tupleRequests(),
     ],
   ],
 ];
@@ -138,10 +152,11 @@ describe('batch handlers of the hot projections', () => {
     expect(active).toEqual([{ id: s1, user_id: alice, updated_at: new Date(at(30)), idle_expires_at: new Date(at(60)) }]);
     await withTransaction(db.pool, (tx) => applyEvents(fga[0], fga[1], tx));
     const { rows: tuples } = await db.pool.query("select object_id, created_at from fga_tuples where tenant_id = 'acme' order by object_id");
+    // d2 is deleted by a request, d3 deleted and written again, d4 written, deleted, written again, d5 written and deleted.
     expect(tuples).toEqual([
       { object_id: 'd1', created_at: new Date(at(1)) },
-      { object_id: 'd2', created_at: new Date(at(5)) },
-      { object_id: 'd3', created_at: new Date(at(6)) },
+      { object_id: 'd3', created_at: new Date(at(10)) },
+      { object_id: 'd4', created_at: new Date(at(10)) },
     ]);
   });
 
@@ -156,6 +171,8 @@ describe('batch handlers of the hot projections', () => {
       ['FgaTupleDeleted', tuple('d1', 'alice')],
       ['LoginSucceeded', { userId: alice, sessionId: s1, method: 'password' }],
       ['FgaTupleDeleted', tuple('d2', 'alice')],
+      ['FgaTuplesChanged', changed([['d4', 'alice'], ['d5', 'bob']], [['d3', 'bob']])],
+      ['FgaTuplesChanged', changed([['d6', 'carol']])],
     ];
     const history = (tenant: string) => facts.map(([type, data], minute) => recorded(type, data, minute, tenant));
     for (const event of history('one-by-one')) await withTransaction(db.pool, (tx) => applyEvents(auditProjection, [event], tx));
@@ -163,7 +180,13 @@ describe('batch handlers of the hot projections', () => {
     const entries = async (tenant: string) =>
       (await db.pool.query('select * from audit_log where tenant_id = $1 order by created_at', [tenant])).rows.map(({ id: _id, tenant_id: _tenant, ...rest }) => rest);
     const oneByOne = await entries('one-by-one');
-    expect(oneByOne.map((entry) => entry.action)).toEqual(['FGA_TUPLE_WRITTEN', 'FGA_TUPLE_WRITTEN', 'USER_CREATED', 'FGA_TUPLE_WRITTEN', 'FGA_TUPLE_DELETED', 'LOGIN', 'FGA_TUPLE_DELETED']);
+    expect(oneByOne.map((entry) => entry.action)).toEqual(['FGA_TUPLE_WRITTEN', 'FGA_TUPLE_WRITTEN', 'USER_CREATED', 'FGA_TUPLE_WRITTEN', 'FGA_TUPLE_DELETED', 'LOGIN', 'FGA_TUPLE_DELETED', 'FGA_TUPLES_CHANGED', 'FGA_TUPLE_WRITTEN']);
+    // A request of several tuples is one entry listing them; of one tuple, the entry a one-tuple event had.
+    expect(oneByOne.slice(-2).map(({ resource_id, metadata }) => [resource_id, Object.keys(metadata).sort()])).toEqual([
+      ['2 written, 1 deleted', ['deletes', 'modelId', 'writes']],
+      ['document:d6#viewer@user:carol', ['modelId']],
+    ]);
+    expect(oneByOne.at(-2)!.metadata.writes).toEqual(['document:d4#viewer@user:alice', 'document:d5#viewer@user:bob']);
     expect(await entries('batched')).toEqual(oneByOne);
   });
 });

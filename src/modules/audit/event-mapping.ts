@@ -67,6 +67,7 @@ const logStreamId = (data: { logStreamId: string }) => data.logStreamId;
 const reasonOf = (data: object): Record<string, unknown> => ('reason' in data ? { reason: data.reason } : {});
 const withRoles = (before: Summary | null, change: (roles: string[]) => string[]): Summary | null =>
   before && { ...before, roles: change((before.roles as string[] | undefined) ?? []) };
+const singleTuple = (d: { writes: unknown[]; deletes: unknown[] }) => d.writes.length + d.deletes.length === 1;
 const merged = (before: Summary | null, changes: Summary): Summary => ({ ...before, ...changes });
 
 /**
@@ -264,6 +265,18 @@ export const AUDIT_MAPPING: AuditMapping = {
     details: (d) => ({ modelId: d.modelId }),
   },
   FgaTupleDeleted: { actions: ['FGA_TUPLE_DELETED'], resource: 'fga_tuple', resourceId: (d) => tupleToString(d.tuple), webhook: null },
+  // One entry per request: a single change reads as the one-tuple events above, a bulk change lists its tuples.
+  FgaTuplesChanged: {
+    actions: ['FGA_TUPLE_WRITTEN', 'FGA_TUPLE_DELETED', 'FGA_TUPLES_CHANGED'],
+    pick: (d) => (singleTuple(d) ? (d.writes.length === 1 ? 'FGA_TUPLE_WRITTEN' : 'FGA_TUPLE_DELETED') : 'FGA_TUPLES_CHANGED'),
+    resource: 'fga_tuple',
+    resourceId: (d) => (singleTuple(d) ? tupleToString((d.writes[0] ?? d.deletes[0])!) : `${d.writes.length} written, ${d.deletes.length} deleted`),
+    webhook: null,
+    details: (d) => ({
+      ...(d.modelId === undefined ? {} : { modelId: d.modelId }),
+      ...(singleTuple(d) ? {} : { writes: d.writes.map(tupleToString), deletes: d.deletes.map(tupleToString) }),
+    }),
+  },
 
   // Summaries leave the signing secret out: events hold it sealed, and not even its last four belong in the log.
   WebhookCreated: {

@@ -16,6 +16,7 @@ import { registerAuthorizationRoutes } from './serving/routes.ts';
 import { FGA_HISTORY_PROJECTION } from './serving/tuple-history.ts';
 import { TupleIndexes } from './serving/tuple-indexes.ts';
 import { tupleCommands } from './tuples/commands.ts';
+import { TenantTupleWriter } from './tuples/tenant-writer.ts';
 import { tupleQueries } from './tuples/queries.ts';
 import { registerTupleRoutes } from './tuples/routes.ts';
 
@@ -46,7 +47,10 @@ export function fgaModule(deps: FgaDeps) {
     indexes,
     models: { commands: modelCommands({ store, clock }), queries: readModelQueries(FGA_PROJECTION, readYourWrites, modelQueries(pool)) },
     tuples: {
-      commands: tupleCommands({ store, clock, activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError) }),
+      commands: tupleCommands({
+        writer: new TenantTupleWriter({ store, clock, index: { current: (tenant) => indexes.current(tenant), reached: (position) => indexes.waitFor(position, timeoutMs) } }),
+        activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError),
+      }),
       queries: readModelQueries(FGA_PROJECTION, readYourWrites, tupleQueries(pool)),
     },
     authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs, lastWrittenPosition: () => store.lastWrittenPosition() }),

@@ -20,12 +20,20 @@ const currentLog = new AsyncLocalStorage<WriteLog>();
 /** Runs `work` (a route handler) so that every append it causes, on any path, is logged in `log`. */
 export const recordingWrites = <T>(log: WriteLog, work: () => Promise<T>): Promise<T> => currentLog.run(log, work);
 
+/** Logs an append in the current request's write log; for a write made on its behalf elsewhere (grouped with other requests'). */
+export const reportWrite = (write: Write): void => {
+  currentLog.getStore()?.writes.push(write);
+};
+
+/** Runs `work` outside any request, so its appends land in no request's write log (each request reports its own). */
+export const outsideRequests = <T>(work: () => T): T => currentLog.exit(work);
+
 /**
  * The event store as the modules see it: each append also lands in the write log of the request
  * that caused it (if any). Every append path goes through the store, so none can forget to report.
  */
 export function reportingAppends(store: EventStore): EventStore {
-  const report = (position: bigint, types: string[]) => currentLog.getStore()?.writes.push({ position, types });
+  const report = (position: bigint, types: string[]) => reportWrite({ position, types });
   return {
     async append(streamId, events, expectedRevision) {
       const result = await store.append(streamId, events, expectedRevision);

@@ -1,24 +1,39 @@
 import { describe, it } from 'vitest';
-import { tupleDecider } from '../../../src/modules/fga/tuples/decider.ts';
+import { tenantTuplesDecider } from '../../../src/modules/fga/tuples/decider.ts';
 import type { FgaTupleEvent } from '../../../src/modules/fga/tuples/events.ts';
 import { parseTuple } from '../../../src/modules/fga/tuple.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
 
-const spec = deciderSpec(tupleDecider);
-const tuple = parseTuple('document:d1#viewer@group:eng#member');
-const written: FgaTupleEvent = { type: 'FgaTupleWritten', data: { tuple, modelId: 'm1' } };
-const deleted: FgaTupleEvent = { type: 'FgaTupleDeleted', data: { tuple } };
+const spec = deciderSpec(tenantTuplesDecider);
+const viewer = parseTuple('document:d1#viewer@group:eng#member');
+const editor = parseTuple('document:d1#editor@user:ann');
+const owner = parseTuple('folder:f1#owner@user:bob');
+const changed = (writes: typeof viewer[], deletes: typeof viewer[] = [], modelId = 'm1'): FgaTupleEvent => ({
+  type: 'FgaTuplesChanged',
+  data: writes.length > 0 ? { modelId, writes, deletes } : { writes, deletes },
+});
+const write = (writes: typeof viewer[], deletes: typeof viewer[] = []) => ({ type: 'ChangeTuples' as const, writes, deletes, modelId: 'm1' });
+// Recorded before FgaTuplesChanged, in one stream per tuple: the tenant's state folds them too.
+const legacyWritten: FgaTupleEvent = { type: 'FgaTupleWritten', data: { tuple: owner, modelId: 'm0' } };
+const legacyDeleted: FgaTupleEvent = { type: 'FgaTupleDeleted', data: { tuple: owner } };
 
-describe('relation tuple decider (one stream per tuple)', () => {
-  it('writes a tuple once', () => {
-    spec.given([]).when({ type: 'WriteTuple', tuple, modelId: 'm1' }).then([written]);
-    spec.given([written]).when({ type: 'WriteTuple', tuple, modelId: 'm2' }).thenThrows('TUPLE_EXISTS');
-    spec.given([written, deleted]).when({ type: 'WriteTuple', tuple, modelId: 'm1' }).then([written]);
+describe("a tenant's relation tuples (one event per request)", () => {
+  it('writes every tuple of a request in one event, and a tuple only once', () => {
+    spec.given([]).when(write([viewer, editor])).then([changed([viewer, editor])]);
+    spec.given([changed([viewer])]).when(write([editor, viewer])).thenThrows('TUPLE_EXISTS');
+    spec.given([changed([viewer]), changed([], [viewer])]).when(write([viewer])).then([changed([viewer])]);
+    spec.given([legacyWritten]).when(write([owner])).thenThrows('TUPLE_EXISTS');
+    spec.given([legacyWritten, legacyDeleted]).when(write([owner])).then([changed([owner])]);
   });
 
-  it('deletes idempotently', () => {
-    spec.given([written]).when({ type: 'DeleteTuple', tuple }).then([deleted]);
-    spec.given([]).when({ type: 'DeleteTuple', tuple }).then([]);
-    spec.given([written, deleted]).when({ type: 'DeleteTuple', tuple }).then([]);
+  it('deletes only tuples that exist, and records nothing when none does', () => {
+    spec.given([changed([viewer])]).when(write([], [viewer, editor])).then([changed([], [viewer])]);
+    spec.given([]).when(write([], [viewer])).then([]);
+    spec.given([changed([viewer]), changed([], [viewer])]).when(write([], [viewer])).then([]);
+    spec.given([legacyWritten]).when(write([], [owner])).then([changed([], [owner])]);
+  });
+
+  it('writes and deletes in one request', () => {
+    spec.given([changed([viewer])]).when(write([editor], [viewer, owner])).then([changed([editor], [viewer])]);
   });
 });

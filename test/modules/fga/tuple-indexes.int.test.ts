@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fgaProjection } from '../../../projections/fga.ts';
 import { TupleIndexes } from '../../../src/modules/fga/serving/tuple-indexes.ts';
 import { parseTuple, tupleToString } from '../../../src/modules/fga/tuple.ts';
-import { tupleStreamId } from '../../../src/modules/fga/tuples/events.ts';
+import { legacyTupleStreamId } from '../../../src/modules/fga/tuples/events.ts';
 import { systemClock } from '../../../src/platform/clock.ts';
 import { toNewEvents } from '../../../src/platform/commands/handle-command.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
@@ -27,7 +27,7 @@ describe('per-tenant tuple indexes fed by the event log', () => {
   const record = async (tenant: string, type: 'FgaTupleWritten' | 'FgaTupleDeleted', text: string) => {
     const tuple = parseTuple(text);
     const events = toNewEvents([{ type, data: { tuple, modelId: 'm1' } }], { tenantId: tenant, actor: 'test' }, systemClock);
-    last = (await store.append(tupleStreamId(tenant, tuple), events)).position;
+    last = (await store.append(legacyTupleStreamId(tenant, tuple), events)).position;
   };
   // What an index holds once it has applied everything recorded so far (visibility may lag: other
   // test files share the cluster's snapshot bound).

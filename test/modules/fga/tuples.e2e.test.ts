@@ -85,7 +85,9 @@ describe('relation tuples over HTTP', () => {
   it('lets exactly one of concurrent writes of the same tuple win', async () => {
     const race = await Promise.all([1, 2, 3, 4].map(() => t.call('POST', '/api/fga/tuples', tuple('raced', 'viewer', 'dora'))));
     expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
-    const { rows } = await t.db.pool.query("select count(*)::int as n from events where stream_id = 'fgatuple-acme.document:raced#viewer@user:dora'");
+    const { rows } = await t.db.pool.query(
+      `select count(*)::int as n from events where stream_id = 'fgatuples-acme' and data->'writes' @> '[{"objectId": "raced", "subjectId": "dora"}]'`,
+    );
     expect(rows[0].n).toBe(1);
   });
 

@@ -4,7 +4,8 @@ import type { EventStore, RecordedEvent, Subscription } from '../../../platform/
 import { PositionWaiters } from '../../../platform/projections/position-waiters.ts';
 import { MemoryTupleStore } from '../engine/memory-tuple-store.ts';
 import { FGA_MODEL_EVENT_TYPES } from '../models/events.ts';
-import type { FgaTupleEvent } from '../tuples/events.ts';
+import type { TupleSet } from '../tuples/decider.ts';
+import { isTupleEventType, tupleChangesOf } from '../tuples/events.ts';
 import { readTupleSnapshot } from './tuple-snapshot.ts';
 
 const GAP_BATCH = 1000;
@@ -18,12 +19,13 @@ interface TenantView {
 }
 
 function applyTupleEvent(store: MemoryTupleStore, event: RecordedEvent): void {
-  const { type, data } = event as unknown as FgaTupleEvent;
-  if (type === 'FgaTupleWritten') store.add(data.tuple);
-  else store.remove(data.tuple);
+  for (const { tuple, written } of tupleChangesOf(event)) {
+    if (written) store.add(tuple);
+    else store.remove(tuple);
+  }
 }
 
-const isTupleEvent = (event: RecordedEvent): boolean => event.type === 'FgaTupleWritten' || event.type === 'FgaTupleDeleted';
+const isTupleEvent = (event: RecordedEvent): boolean => isTupleEventType(event.type);
 
 /**
  * One in-memory tuple index per tenant, kept current by following the global event log, so every
@@ -73,6 +75,12 @@ export class TupleIndexes {
   /** Whether every event up to `position` is applied, waiting at most `timeoutMs`. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     return this.position.wait(position, timeoutMs);
+  }
+
+  /** The tenant's tuples as the index holds them now (live), with the log position they reflect: what tuple writes are decided on. */
+  async current(tenant: string): Promise<{ tuples: TupleSet; position: bigint }> {
+    const store = await this.storeOf(tenant);
+    return { tuples: { has: (tuple) => store.hasTuple(tuple) }, position: this.position.current };
   }
 
   /** The tenant's index, loaded on first use. */

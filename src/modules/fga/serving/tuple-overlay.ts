@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../../../platform/eventstore/port.ts';
 import type { MemoryTupleStore } from '../engine/memory-tuple-store.ts';
 import type { ObjectIdsQuery, SubjectIdsQuery, TupleReader } from '../engine/tuple-reader.ts';
 import { tupleToString, type RelationTuple } from '../tuple.ts';
-import type { FgaTupleEvent } from '../tuples/events.ts';
+import { tupleChangesOf } from '../tuples/events.ts';
 import { rowToTuple, TUPLE_COLUMNS, type TupleRow } from '../tuples/rows.ts';
 import { FGA_HISTORY_PROJECTION } from './tuple-history.ts';
 
@@ -114,15 +114,16 @@ export function foldLogTail(overlay: TupleOverlay, events: RecordedEvent[], at: 
   const atMs = at.getTime();
   const settled = new Set<string>();
   for (const event of events) {
-    const { type, data } = event as unknown as FgaTupleEvent;
-    const key = tupleToString(data.tuple);
-    const written = type === 'FgaTupleWritten';
-    if (Date.parse(event.metadata.occurredAt) <= atMs) {
-      overlay.set(key, { tuple: data.tuple, stood: written });
-      settled.add(key);
-    } else if (!settled.has(key) && !overlay.has(key)) {
-      overlay.set(key, { tuple: data.tuple, stood: !written });
-      settled.add(key);
+    const before = Date.parse(event.metadata.occurredAt) <= atMs;
+    for (const { tuple, written } of tupleChangesOf(event)) {
+      const key = tupleToString(tuple);
+      if (before) {
+        overlay.set(key, { tuple, stood: written });
+        settled.add(key);
+      } else if (!settled.has(key) && !overlay.has(key)) {
+        overlay.set(key, { tuple, stood: !written });
+        settled.add(key);
+      }
     }
   }
 }

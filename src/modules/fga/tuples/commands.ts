@@ -1,16 +1,15 @@
 import type { CommandContext } from '../../../platform/commands/context.ts';
-import { handleBatchCommand } from '../../../platform/commands/handle-batch-command.ts';
-import type { CommandDeps } from '../../../platform/commands/handle-command.ts';
 import { validationError } from '../../../platform/errors.ts';
+import { reportWrite } from '../../../platform/projections/read-your-writes.ts';
 import { noActiveModel, translated } from '../app-errors.ts';
 import type { ActiveModel } from '../serving/active-models.ts';
 import type { RelationTuple } from '../tuple.ts';
 import { tupleToString } from '../tuple.ts';
 import { validateTuple } from '../tuple-validation.ts';
-import { tupleDecider, type TupleCommand } from './decider.ts';
-import { tupleStreamId } from './events.ts';
+import type { TenantTupleWriter } from './tenant-writer.ts';
 
-export interface TupleCommandDeps extends CommandDeps {
+export interface TupleCommandDeps {
+  writer: TenantTupleWriter;
   activeModel(tenant: string): Promise<ActiveModel | null>;
 }
 
@@ -29,30 +28,28 @@ function rejectRepeats(changes: TupleChanges): void {
 }
 
 /**
- * Writes and deletes of relation tuples, validated then applied atomically: every write against
- * the tenant's active model (NO_ACTIVE_MODEL, INVALID_TYPE, INVALID_RELATION, INVALID_SUBJECT_TYPE),
- * every write on an existing tuple TUPLE_EXISTS, and one failure rejects the whole request.
- * Deletes need no model: a tuple written under an older model can always be removed, and deleting
- * an absent tuple is a no-op.
+ * Writes and deletes of relation tuples, validated then applied atomically as one event: every
+ * write against the tenant's active model, read once per request (NO_ACTIVE_MODEL, INVALID_TYPE,
+ * INVALID_RELATION, INVALID_SUBJECT_TYPE), every write on an existing tuple TUPLE_EXISTS, and one
+ * failure rejects the whole request. Deletes need no model: a tuple written under an older model
+ * can always be removed, and deleting an absent tuple is a no-op.
  */
 export function tupleCommands(deps: TupleCommandDeps) {
   return {
     async apply(tenant: string, changes: TupleChanges, context: CommandContext) {
       rejectRepeats(changes);
-      const writes: TupleCommand[] = [];
+      let modelId: string | undefined;
       if (changes.writes.length > 0) {
         const model = await deps.activeModel(tenant);
         if (!model) throw noActiveModel();
-        for (const tuple of changes.writes) {
-          translated(() => validateTuple(model.typesystem, tuple));
-          writes.push({ type: 'WriteTuple', tuple, modelId: model.modelId });
-        }
+        for (const tuple of changes.writes) translated(() => validateTuple(model.typesystem, tuple));
+        modelId = model.modelId;
       }
-      const deletes = changes.deletes.map((tuple): TupleCommand => ({ type: 'DeleteTuple', tuple }));
-      const items = [...writes, ...deletes].map((command) => ({ streamId: tupleStreamId(tenant, command.tuple), command }));
-      const { events, position } = await handleBatchCommand(deps, tupleDecider, items, context);
-      const deleted = events.slice(writes.length).filter((decided) => decided.length > 0).length;
-      return { written: writes.length, deleted, position };
+      const { event, position } = await deps.writer.submit(tenant, { type: 'ChangeTuples', ...changes, modelId }, context);
+      // Appended in a group with other requests: the write is this request's all the same.
+      if (event) reportWrite({ position, types: [event.type] });
+      const deleted = event?.type === 'FgaTuplesChanged' ? event.data.deletes.length : 0;
+      return { written: changes.writes.length, deleted, position };
     },
   };
 }

@@ -2,42 +2,63 @@ import type { Decider } from '../../../platform/commands/decider.ts';
 import { fgaError } from '../app-errors.ts';
 import type { RelationTuple } from '../tuple.ts';
 import { tupleToString } from '../tuple.ts';
-import type { FgaTupleEvent } from './events.ts';
+import { tupleChangesOf, type FgaTupleEvent, type FgaTuplesChanged } from './events.ts';
 
-export type TupleState = { status: 'absent' | 'written' };
+/** The tuples that exist in a tenant. The service hands the decider its in-memory index. */
+export interface TupleSet {
+  has(tuple: RelationTuple): boolean;
+}
 
-export type TupleCommand =
-  | { type: 'WriteTuple'; tuple: RelationTuple; modelId: string }
-  /** Deleting an absent tuple succeeds and records nothing (the spec's idempotent delete). */
-  | { type: 'DeleteTuple'; tuple: RelationTuple };
+/** A set with changes laid over another (which is left as it is); a lookup names its tuple once however deep the layers. */
+class ChangedTuples implements TupleSet {
+  constructor(
+    private readonly base: TupleSet,
+    private readonly changed: ReadonlyMap<string, boolean>,
+  ) {}
 
-export const tupleDecider: Decider<TupleState, TupleCommand, FgaTupleEvent> = {
-  initialState: () => ({ status: 'absent' }),
+  has(tuple: RelationTuple): boolean {
+    return this.hasKeyed(tupleToString(tuple), tuple);
+  }
 
-  evolve(_state, event) {
-    switch (event.type) {
-      case 'FgaTupleWritten':
-        return { status: 'written' };
-      case 'FgaTupleDeleted':
-        return { status: 'absent' };
-      default: {
-        const exhaustive: never = event;
-        return exhaustive;
-      }
-    }
-  },
+  private hasKeyed(key: string, tuple: RelationTuple): boolean {
+    const changed = this.changed.get(key);
+    if (changed !== undefined) return changed;
+    return this.base instanceof ChangedTuples ? this.base.hasKeyed(key, tuple) : this.base.has(tuple);
+  }
+}
+
+function withChanges(base: TupleSet, changes: Iterable<{ tuple: RelationTuple; written: boolean }>): TupleSet {
+  const changed = new Map<string, boolean>();
+  for (const change of changes) changed.set(tupleToString(change.tuple), change.written);
+  return new ChangedTuples(base, changed);
+}
+
+const NO_TUPLES: TupleSet = { has: () => false };
+
+/**
+ * One request's tuple changes, already validated (no tuple twice, writes against the active model).
+ * Writing an existing tuple is TUPLE_EXISTS and rejects the whole request; deleting an absent tuple
+ * succeeds and records nothing (the spec's idempotent delete).
+ */
+export interface ChangeTuples {
+  type: 'ChangeTuples';
+  writes: RelationTuple[];
+  deletes: RelationTuple[];
+  modelId?: string;
+}
+
+/** A tenant's tuples (stream `fgatuples-<tenant>`, folded over the tuples recorded in their own streams before it). */
+export const tenantTuplesDecider: Decider<TupleSet, ChangeTuples, FgaTupleEvent> = {
+  initialState: () => NO_TUPLES,
+
+  evolve: (state, event) => withChanges(state, tupleChangesOf(event)),
 
   decide(command, state) {
-    switch (command.type) {
-      case 'WriteTuple':
-        if (state.status === 'written') throw fgaError('TUPLE_EXISTS', `Tuple '${tupleToString(command.tuple)}' already exists`);
-        return [{ type: 'FgaTupleWritten', data: { tuple: command.tuple, modelId: command.modelId } }];
-      case 'DeleteTuple':
-        return state.status === 'written' ? [{ type: 'FgaTupleDeleted', data: { tuple: command.tuple } }] : [];
-      default: {
-        const exhaustive: never = command;
-        return exhaustive;
-      }
-    }
+    const existing = command.writes.find((tuple) => state.has(tuple));
+    if (existing) throw fgaError('TUPLE_EXISTS', `Tuple '${tupleToString(existing)}' already exists`);
+    const deletes = command.deletes.filter((tuple) => state.has(tuple));
+    if (command.writes.length === 0 && deletes.length === 0) return [];
+    const data: FgaTuplesChanged['data'] = command.writes.length > 0 ? { modelId: command.modelId, writes: command.writes, deletes } : { writes: [], deletes };
+    return [{ type: 'FgaTuplesChanged', data }];
   },
 };
