@@ -27,7 +27,7 @@ const applyTupleChanges: ProjectionBatchHandler = async (events, tx) => {
 };
 
 /**
- * Read model `fga_tuple_history` (migrations 0019, 0025): each tuple's lifetimes, so check and
+ * Read model `fga_tuple_history` (migrations 0019, 0026): each tuple's lifetimes, so check and
  * list-objects can answer as the tuples stood at any instant. Times are the events' occurredAt.
  */
 export const fgaHistoryProjection = defineProjection({
