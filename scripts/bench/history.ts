@@ -9,7 +9,6 @@
  * measured path reads them.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import type { CheckRequest } from '../../src/modules/fga/engine/authorization-engine.ts';
@@ -18,7 +17,7 @@ import { modelsStreamId } from '../../src/modules/fga/models/events.ts';
 import { parseTuple } from '../../src/modules/fga/tuple.ts';
 import { aliceDocument, DOCUMENTS, DRIVE_MODEL, driveTuples, pick, USERS, viewerCheck } from './drive-dataset.ts';
 import { benchService, timed } from './service.ts';
-import { fmt, numberOption } from './support.ts';
+import { fmt, nodeCpu, numberOption, postgresCpu } from './support.ts';
 
 const TENANT = 'platform';
 const SEED_BATCH = 100_000;
@@ -48,51 +47,6 @@ async function seedEvents({ db }: Built, count: number): Promise<void> {
   }
   await db.pool.query('vacuum analyze events');
 }
-
-/** CPU seconds (user + system) of a process from /proc (Linux), or null where there is none. */
-function cpuSecondsOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU seconds used so far by the PostgreSQL server (its postmaster's children: the backends stay
- * open in the pool, so none of the measured work leaves with an exited process). With the
- * process's own CPU per event, this bounds the rate on a quiet machine independently of the load.
- */
-async function postgresCpu({ db }: Built): Promise<() => number | null> {
-  const { rows } = await db.pool.query<{ pid: number }>('select pg_backend_pid() as pid');
-  const stat = (() => {
-    try {
-      return readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
-    } catch {
-      return null;
-    }
-  })();
-  if (!stat) return () => null;
-  const postmaster = Number(stat.split(') ')[1]!.split(' ')[1]);
-  return () => {
-    let total = 0;
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === postmaster) total += cpuSecondsOf(Number(entry)) ?? 0;
-      } catch {
-        // the process ended meanwhile
-      }
-    }
-    return total;
-  };
-}
-
-const nodeCpu = (): number => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6;
-};
 
 /** Streams the NDJSON feed over HTTP, counting lines; samples RSS meanwhile. */
 async function streamFeed(port: number, token: string): Promise<{ lines: number; seconds: number; peakRss: number }> {
@@ -133,7 +87,7 @@ async function feedThroughput(count: number): Promise<void> {
     await bench.service.app.listen({ host: '127.0.0.1', port: 0 });
     const address = bench.service.app.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    const postgres = await postgresCpu(bench);
+    const postgres = await postgresCpu(bench.db.pool);
     for (let run = 1; run <= 2; run += 1) {
       const before = process.memoryUsage.rss();
       const [nodeBefore, postgresBefore] = [nodeCpu(), postgres()];
