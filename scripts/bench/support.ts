@@ -48,19 +48,19 @@ export const numberOption = (name: string, fallback: number): number => {
   return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
 };
 
-/** CPU seconds (user + system) of a process from /proc (Linux), or null where there is none. */
-function cpuSecondsOf(pid: number): number | null {
+/** CPU seconds (user + system; with `reaped`, also of its ended children) of a process from /proc (Linux), or null where there is none. */
+function cpuSecondsOf(pid: number, reaped = false): number | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / 100;
   } catch {
     return null;
   }
 }
 
 /**
- * CPU seconds used so far by the PostgreSQL server (its postmaster's children: the backends stay
- * open in the pool, so none of the measured work leaves with an exited process). With the
+ * CPU seconds used so far by the PostgreSQL server: the postmaster with the children it reaped
+ * (autovacuum workers come and go) and its running children (the pool's backends). With the
  * process's own CPU per event, this bounds the rate on a quiet machine independently of the load.
  */
 export async function postgresCpu(pool: Pool): Promise<() => number | null> {
@@ -75,7 +75,7 @@ export async function postgresCpu(pool: Pool): Promise<() => number | null> {
   if (!stat) return () => null;
   const postmaster = Number(stat.split(') ')[1]!.split(' ')[1]);
   return () => {
-    let total = 0;
+    let total = cpuSecondsOf(postmaster, true) ?? 0;
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
