@@ -18,7 +18,7 @@ import { parseTuple } from '../../src/modules/fga/tuple.ts';
 import { aliceDocument, DOCUMENTS, DRIVE_MODEL, driveTuples, pick, USERS, viewerCheck } from './drive-dataset.ts';
 import { nodeCpu, postgresCpu } from './cpu-usage.ts';
 import { benchService, timed } from './service.ts';
-import { fmt, numberOption } from './support.ts';
+import { fmt, nodeCpu, numberOption, postgresCpu } from './support.ts';
 
 const TENANT = 'platform';
 const SEED_BATCH = 100_000;

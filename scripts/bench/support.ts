@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
@@ -45,4 +46,50 @@ export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', 
 export const numberOption = (name: string, fallback: number): number => {
   const flag = process.argv.indexOf(`--${name}`);
   return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
+};
+
+/** CPU seconds (user + system; with `reaped`, also of its ended children) of a process from /proc (Linux), or null where there is none. */
+function cpuSecondsOf(pid: number, reaped = false): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL server: the postmaster with the children it reaped
+ * (autovacuum workers come and go) and its running children (the pool's backends). With the
+ * process's own CPU per event, this bounds the rate on a quiet machine independently of the load.
+ */
+export async function postgresCpu(pool: Pool): Promise<() => number | null> {
+  const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
+  const stat = (() => {
+    try {
+      return readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
+    } catch {
+      return null;
+    }
+  })();
+  if (!stat) return () => null;
+  const postmaster = Number(stat.split(') ')[1]!.split(' ')[1]);
+  return () => {
+    let total = cpuSecondsOf(postmaster, true) ?? 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === postmaster) total += cpuSecondsOf(Number(entry)) ?? 0;
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+    return total;
+  };
+}
+
+/** CPU seconds (user + system) used so far by this process. */
+export const nodeCpu = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
 };

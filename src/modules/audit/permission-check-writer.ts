@@ -14,27 +14,44 @@ export interface PermissionCheckWriterOptions {
   /** Rows per INSERT; a full batch is written at once, a partial one after flushIntervalMs. */
   batchSize: number;
   flushIntervalMs: number;
+  /** The first wait before a failed batch is written again (doubling up to 5 s); default 100 ms. */
+  retryDelayMs?: number;
 }
+
+const MAX_RETRY_DELAY_MS = 5_000;
+/** Attempts of a batch while draining at shutdown: the process is leaving, it cannot wait for ever. */
+const DRAIN_ATTEMPTS = 5;
 
 /**
  * The PERMISSION_CHECK write path: `record` only queues (no await, no I/O on the request), and a
- * single writer flushes the queue with multi-row INSERTs. Entries are observations, not state
+ * single writer flushes the queue with one INSERT per batch. Entries are observations, not state
  * changes, so they go straight to audit_log rather than through the event store (docs/decisions.md).
+ * A batch stays at the head of the queue until its INSERT succeeded: a failed write is retried with
+ * backoff (the same ids, and the INSERT skips ids already there, so a retry never duplicates), and
+ * meanwhile the bounded queue refuses new entries rather than grow.
  */
 export class PermissionCheckWriter {
   private queue: AuditEntry[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  /** Set by drain: a failing batch is then given up after DRAIN_ATTEMPTS instead of retried for ever. */
+  private draining = false;
   private readonly written: Counter;
   private readonly dropped: Counter<'reason'>;
+  private readonly failedWrites: Counter;
 
   constructor(private readonly options: PermissionCheckWriterOptions) {
     const registers = [options.metrics.registry];
     this.written = new Counter({ name: 'iam_audit_permission_checks_written_total', help: 'PERMISSION_CHECK audit entries written', registers });
     this.dropped = new Counter({
       name: 'iam_audit_permission_checks_dropped_total',
-      help: 'PERMISSION_CHECK audit entries dropped (queue full, or the write failed)',
+      help: 'PERMISSION_CHECK audit entries dropped (queue full; write_failed: still failing when the service stopped)',
       labelNames: ['reason'],
+      registers,
+    });
+    this.failedWrites = new Counter({
+      name: 'iam_audit_permission_check_write_failures_total',
+      help: 'Failed INSERTs of PERMISSION_CHECK batches (each is retried; its entries stay queued)',
       registers,
     });
   }
@@ -67,24 +84,45 @@ export class PermissionCheckWriter {
     this.timer.unref();
   }
 
+  /** Writes the queue batch by batch; a batch leaves the queue only once written. */
   private async flushAll(): Promise<void> {
+    let failures = 0;
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.batchSize);
+      const batch = this.queue.slice(0, this.options.batchSize);
       try {
         await insertAuditEntries(this.options.db, batch);
+        this.queue.splice(0, batch.length);
         this.written.inc(batch.length);
+        failures = 0;
       } catch (error) {
-        this.dropped.inc({ reason: 'write_failed' }, batch.length);
-        this.options.logger.error({ err: error, entries: batch.length }, 'permission-check audit entries lost');
+        failures += 1;
+        this.failedWrites.inc();
+        if (this.draining && failures >= DRAIN_ATTEMPTS) {
+          this.queue.splice(0, batch.length);
+          this.dropped.inc({ reason: 'write_failed' }, batch.length);
+          this.options.logger.error({ err: error, entries: batch.length }, 'permission-check audit entries lost: still failing at shutdown');
+          continue;
+        }
+        this.options.logger.warn({ err: error, entries: batch.length, attempt: failures }, 'writing permission-check audit entries failed; retrying');
+        const delay = Math.min(MAX_RETRY_DELAY_MS, (this.options.retryDelayMs ?? 100) * 2 ** (failures - 1));
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }
     }
   }
 
-  /** Writes everything queued (shutdown); later records are still accepted and need another drain. */
+  /**
+   * Writes everything queued (shutdown), retrying a failing batch a few times before giving it up;
+   * later records are still accepted and need another drain.
+   */
   async drain(): Promise<void> {
-    await this.flushing;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.flushAll();
+    this.draining = true;
+    try {
+      await this.flushing;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      await this.flushAll();
+    } finally {
+      this.draining = false;
+    }
   }
 }

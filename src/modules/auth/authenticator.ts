@@ -13,7 +13,7 @@ const isClientToken = (claims: AccessTokenClaims) => typeof claims.client_id ===
  */
 export function tokenAuthenticator(
   tokens: TokenService,
-  rolePermissions: (tenant: string, roles: readonly string[]) => Promise<Set<string>>,
+  rolePermissions: (tenant: string, roles: readonly string[]) => Promise<ReadonlySet<string>>,
   onSessionUse: (tenant: string, sessionId: string, userId: string) => void = () => undefined,
 ): Authenticator {
   return {

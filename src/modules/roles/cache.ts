@@ -3,6 +3,8 @@ import { readModelCache, type AppliedEventsSource } from '../../platform/project
 import type { Role, RoleQueries } from './queries.ts';
 
 const MAX_TENANTS = 10_000;
+/** Distinct role-name lists remembered per tenant. */
+const MAX_NAME_SETS = 1_000;
 
 /**
  * The roles read model's answers from memory: each tenant's roles are loaded once and dropped when
@@ -10,6 +12,9 @@ const MAX_TENANTS = 10_000;
  * (the token's role names to permissions) then costs no query.
  */
 export function cachedRoles(source: AppliedEventsSource, queries: Pick<RoleQueries, 'list'>) {
+  // Every authenticated request turns its token's role names into permissions: the answer is kept
+  // per loaded list of roles (a reload is a new array, so a change is never answered from here).
+  const permissionSets = new WeakMap<Role[], Map<string, ReadonlySet<string>>>();
   const byTenant = readModelCache<Role[]>(source, {
     maxEntries: MAX_TENANTS,
     load: (tenant) => queries.list(tenant),
@@ -26,10 +31,21 @@ export function cachedRoles(source: AppliedEventsSource, queries: Pick<RoleQueri
       const wanted = new Set(names.map((name) => name.toLowerCase()));
       return (await byTenant.get(tenant)).filter((role) => wanted.has(role.name.toLowerCase()));
     },
-    /** The permissions the roles named exactly so (a token's `roles` claim) hold together. */
-    async permissionsOf(tenant: string, names: readonly string[]): Promise<Set<string>> {
-      const held = new Set(names);
-      return new Set((await byTenant.get(tenant)).filter((role) => held.has(role.name)).flatMap((role) => role.permissions));
+    /** The permissions the roles named exactly so (a token's `roles` claim) hold together (shared: never change it). */
+    async permissionsOf(tenant: string, names: readonly string[]): Promise<ReadonlySet<string>> {
+      const roles = await byTenant.get(tenant);
+      let byNames = permissionSets.get(roles);
+      if (!byNames) permissionSets.set(roles, (byNames = new Map()));
+      const key = names.join('\n');
+      let permissions = byNames.get(key);
+      if (!permissions) {
+        const held = new Set(names);
+        permissions = new Set(roles.filter((role) => held.has(role.name)).flatMap((role) => role.permissions));
+        // Bounded: a token names few roles, but the combinations are the callers' to choose.
+        if (byNames.size >= MAX_NAME_SETS) byNames.clear();
+        byNames.set(key, permissions);
+      }
+      return permissions;
     },
   };
 }

@@ -9,7 +9,7 @@ export interface Principal {
   tenant: string;
   sessionId: string | null;
   roles: string[];
-  permissions: Set<string>;
+  permissions: ReadonlySet<string>;
   claims: Record<string, unknown>;
 }
 

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { isUuid, newId } from '../../src/platform/ids.ts';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('newId', () => {
+  it('answers UUIDv7s, unique and increasing in creation order across many ids of one millisecond', () => {
+    const ids = Array.from({ length: 5_000 }, () => newId());
+    expect(ids.every((id) => UUID_V7.test(id) && isUuid(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('carries the creation time in its first 48 bits', () => {
+    const before = Date.now();
+    const id = newId();
+    const ms = Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+    expect(ms).toBeGreaterThanOrEqual(before);
+    expect(ms).toBeLessThanOrEqual(Date.now() + 1);
+  });
+});
