@@ -1,16 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { postmasterCpuSeconds } from './support.ts';
 
-/**
- * CPU milliseconds of one process or thread from its /proc stat line (utime + stime, in clock ticks
- * of 10 ms), with `reaped`: plus its children that ended (cutime + cstime).
- */
-function statCpuMs(file: string, reaped = false): number {
+/** CPU milliseconds of one thread from its /proc stat line (utime + stime, in clock ticks of 10 ms). */
+function statCpuMs(file: string): number {
   try {
     const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) * 10;
+    return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
-    return 0; // the process ended between listing and reading
+    return 0; // not Linux
   }
 }
 
@@ -25,21 +23,6 @@ function postmasterPid(): number | null {
   }
 }
 
-/** The postmaster and every process it started (backends, WAL writer, checkpointer), running or ended. */
-function postgresCpuMs(postmaster: number): number {
-  let total = statCpuMs(`/proc/${postmaster}/stat`, true);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-      if (ppid === postmaster) total += statCpuMs(`/proc/${entry}/stat`);
-    } catch {
-      // gone
-    }
-  }
-  return total;
-}
-
 /**
  * Where a benchmark's CPU went, per unit of work (Linux /proc, 10 ms resolution: use a few thousand
  * units): this process's event loop (the main thread), its other threads (libuv's pool, where RS256
@@ -50,7 +33,7 @@ export function cpuSplit() {
   const postmaster = postmasterPid();
   const read = () => {
     const { user, system } = process.cpuUsage();
-    return { main: statCpuMs(`/proc/self/task/${process.pid}/stat`), process: (user + system) / 1000, postgres: postmaster ? postgresCpuMs(postmaster) : Number.NaN };
+    return { main: statCpuMs(`/proc/self/task/${process.pid}/stat`), process: (user + system) / 1000, postgres: postmaster ? postmasterCpuSeconds(postmaster) * 1000 : Number.NaN };
   };
   const start = read();
   return {

@@ -8,11 +8,10 @@
  * Usage: npm run bench:fga-bulk [-- --requests 200]
  */
 import { loadavg } from 'node:os';
-import { nodeCpu, postgresCpu } from './cpu-usage.ts';
 import { activateDriveModel, viewerCheck } from './drive-dataset.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, numberOption } from './support.ts';
+import { fmt, nodeCpu, numberOption, postgresCpu } from './support.ts';
 
 const REQUESTS = numberOption('requests', 200);
 const CONCURRENCIES = [8, 32];

@@ -16,7 +16,6 @@ import { compileModel } from '../../src/modules/fga/model.ts';
 import { modelsStreamId } from '../../src/modules/fga/models/events.ts';
 import { parseTuple } from '../../src/modules/fga/tuple.ts';
 import { aliceDocument, DOCUMENTS, DRIVE_MODEL, driveTuples, pick, USERS, viewerCheck } from './drive-dataset.ts';
-import { nodeCpu, postgresCpu } from './cpu-usage.ts';
 import { benchService, timed } from './service.ts';
 import { fmt, nodeCpu, numberOption, postgresCpu } from './support.ts';
 

@@ -4,7 +4,7 @@ import { auditQueries, type AuditLogFilter } from '../../../src/modules/audit/qu
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
 /**
- * PERMISSION_CHECK rows are left out of audit_log_by_action (migration 0026); listings that name
+ * PERMISSION_CHECK rows are left out of audit_log_by_action (migration 0027); listings that name
  * them walk the time or user index instead. With sequential scans off, the listing must take those
  * index paths and still answer what plain SQL over the table answers.
  */
