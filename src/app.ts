@@ -59,6 +59,8 @@ export interface Infrastructure {
 }
 
 const VERSION = '0.1.0';
+/** How long the one-time bootstrap waits for the new tenant's read models (a start, not a request). */
+const BOOTSTRAP_WAIT_MS = 60_000;
 
 /** Composition root of the modules: wires commands, queries, projections and routes. */
 export async function buildService(infra: Infrastructure) {
@@ -260,11 +262,18 @@ export async function buildService(infra: Infrastructure) {
     if (!platformTenant) return;
     const { IAM_BOOTSTRAP_ADMIN_EMAIL: adminEmail, IAM_BOOTSTRAP_ADMIN_PASSWORD: adminPassword } = config;
     const announce = (message: string) => logger.warn(message);
+    // A start is not a request: on a busy machine the new tenant's roles may take longer to be
+    // readable than a request's read-your-writes bound, and a start must not fail for it.
+    const tenantReadable = async () => {
+      if (!(await runner.waitFor(await store.lastWrittenPosition(), BOOTSTRAP_WAIT_MS, ['roles', 'settings']))) {
+        logger.warn('bootstrap: the roles and settings read models still lag behind the new tenant');
+      }
+    };
     // Like a request: the admin's roles are looked up once the new tenant's roles are readable.
     const writes = new WriteLog();
     await recordingWrites(writes, () =>
       bootstrapPlatformTenant(
-        { tenants: tenants.commands, firstAdmin, announce },
+        { tenants: tenants.commands, firstAdmin, announce, tenantReadable },
         { tenant: platformTenant, adminEmail, adminPassword, context: systemContext(platformTenant) },
       ),
     );

@@ -11,6 +11,8 @@ export interface BootstrapDeps {
   };
   /** Where the one-time credentials of a generated administrator are announced. */
   announce(message: string): void;
+  /** Resolves once the tenant's roles and settings are readable (the admin is created with role admin). */
+  tenantReadable(): Promise<void>;
 }
 
 const ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
@@ -45,6 +47,7 @@ export async function bootstrapPlatformTenant(
       return false;
     },
   );
+  await deps.tenantReadable();
   if (adminEmail && adminPassword) {
     await deps.firstAdmin.create(tenant, adminEmail, adminPassword, context).catch(ignoring('EMAIL_TAKEN'));
     return;
