@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { postmasterCpuSeconds } from './support.ts';
 
 /** CPU milliseconds of one thread from its /proc stat line (utime + stime, in clock ticks of 10 ms). */
 function statCpuMs(file: string): number {
@@ -12,28 +10,16 @@ function statCpuMs(file: string): number {
   }
 }
 
-/** The embedded benchmark server's postmaster (scripts/bench/support.ts), or null for DATABASE_URL's server. */
-function postmasterPid(): number | null {
-  if (process.env.DATABASE_URL) return null;
-  const port = Number(process.env.BENCH_POSTGRES_PORT ?? 54349);
-  try {
-    return Number(readFileSync(path.resolve(`.tmp/bench-${port}/postgres/postmaster.pid`), 'utf8').split('\n')[0]);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Where a benchmark's CPU went, per unit of work (Linux /proc, 10 ms resolution: use a few thousand
  * units): this process's event loop (the main thread), its other threads (libuv's pool, where RS256
- * signatures run, and V8's GC helpers), and the PostgreSQL server. CPU time, unlike a rate, is
- * barely skewed by other load on the machine.
+ * signatures run, and V8's GC helpers), and the PostgreSQL server (`postgres`: postgresCpu's
+ * counter, in seconds). CPU time, unlike a rate, is barely skewed by other load on the machine.
  */
-export function cpuSplit() {
-  const postmaster = postmasterPid();
+export function cpuSplit(postgres: () => number | null) {
   const read = () => {
     const { user, system } = process.cpuUsage();
-    return { main: statCpuMs(`/proc/self/task/${process.pid}/stat`), process: (user + system) / 1000, postgres: postmaster ? postmasterCpuSeconds(postmaster) * 1000 : Number.NaN };
+    return { main: statCpuMs(`/proc/self/task/${process.pid}/stat`), process: (user + system) / 1000, postgres: (postgres() ?? Number.NaN) * 1000 };
   };
   const start = read();
   return {

@@ -12,7 +12,7 @@ import { cachedSettings, settingsQueries } from '../../src/modules/settings/inde
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { cpuSplit, describeSplit } from './cpu-split.ts';
 import { compareSigners } from './signing-costs.ts';
-import { fmt, numberOption } from './support.ts';
+import { fmt, numberOption, postgresCpu } from './support.ts';
 
 const TOKENS = numberOption('tokens', 3000);
 const CODES = numberOption('codes', 300);
@@ -54,8 +54,9 @@ async function run(bench: Bench): Promise<void> {
     if (answer.statusCode !== 200) throw new Error(answer.body);
   };
   await timed(200, 8, clientCredentials); // warm-up
+  const postgres = await postgresCpu(db.pool);
   for (const concurrency of [1, 8, 32]) {
-    const cpu = cpuSplit();
+    const cpu = cpuSplit(postgres);
     const result = await timed(TOKENS, concurrency, clientCredentials);
     console.log(`client_credentials tokens, ${String(concurrency).padStart(2)} concurrent: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`);
     console.log(`  ${describeSplit(cpu.per(TOKENS))}`);
@@ -106,7 +107,7 @@ async function run(bench: Bench): Promise<void> {
     const answer = await form(bench, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: web.clientId, client_secret: web.clientSecret });
     if (answer.statusCode !== 200) throw new Error(answer.body);
   };
-  const cpu = cpuSplit();
+  const cpu = cpuSplit(postgres);
   const exchanges = await timed(CODES, 8, exchange);
   console.log(`authorization_code exchanges, 8 concurrent: ${fmt(exchanges.perSecond)}/s, p50 ${fmt(exchanges.p50, 1)} ms, p99 ${fmt(exchanges.p99, 1)} ms`);
   console.log(`  ${describeSplit(cpu.per(CODES))}`);

@@ -10,7 +10,7 @@ import { newId } from '../../src/platform/ids.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { cpuSplit, describeSplit } from './cpu-split.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, numberOption } from './support.ts';
+import { fmt, numberOption, postgresCpu } from './support.ts';
 
 const flag = process.argv.indexOf('--sessions');
 const SESSIONS = flag > 0 ? Number(process.argv[flag + 1]) : 100_000;
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function run({ inject, store, service }: Awaited<ReturnType<typeof benchService>>): Promise<void> {
+async function run({ inject, store, service, db }: Awaited<ReturnType<typeof benchService>>): Promise<void> {
   const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken;
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
   console.log(`sessions benchmark (node ${process.version}), in-process HTTP (fastify inject)`);
@@ -46,9 +46,10 @@ async function run({ inject, store, service }: Awaited<ReturnType<typeof benchSe
   };
   // Statements and CPU per grant (event loop, signing threads, PostgreSQL): figures a loaded machine skews less than rates.
   const statements = countStatements();
+  const postgres = await postgresCpu(db.pool);
   for (const concurrency of [1, 8, 32]) {
     statements.reset();
-    const cpu = cpuSplit();
+    const cpu = cpuSplit(postgres);
     const grants = await timed(GRANTS, concurrency, refresh);
     const split = cpu.per(GRANTS);
     console.log(

@@ -74,21 +74,18 @@ export async function postgresCpu(pool: Pool): Promise<() => number | null> {
   })();
   if (!stat) return () => null;
   const postmaster = Number(stat.split(') ')[1]!.split(' ')[1]);
-  return () => postmasterCpuSeconds(postmaster);
-}
-
-/** CPU seconds of a postmaster with the children it reaped and the children it runs. */
-export function postmasterCpuSeconds(postmaster: number): number {
-  let total = cpuSecondsOf(postmaster, true) ?? 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === postmaster) total += cpuSecondsOf(Number(entry)) ?? 0;
-    } catch {
-      // the process ended meanwhile
+  return () => {
+    let total = cpuSecondsOf(postmaster, true) ?? 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === postmaster) total += cpuSecondsOf(Number(entry)) ?? 0;
+      } catch {
+        // the process ended meanwhile
+      }
     }
-  }
-  return total;
+    return total;
+  };
 }
 
 /** CPU seconds (user + system) used so far by this process. */
