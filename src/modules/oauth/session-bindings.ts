@@ -35,7 +35,8 @@ export class SessionBindings {
   }
 
   private remember(key: string, value: ClientGrant | null): void {
-    // Re-inserted at the end: the least recently refreshed sessions are dropped first.
+    // Re-inserted at the end: the sessions remembered longest ago are dropped first (a bound one is
+    // remembered once, when first read; an unbound one after each of its refreshes).
     this.known.delete(key);
     if (this.known.size >= this.maxSessions) this.known.delete(this.known.keys().next().value!);
     this.known.set(key, value);
