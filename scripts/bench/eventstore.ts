@@ -8,6 +8,7 @@
  *    with the writers paced at half the maximum append rate measured in 1, split at the moment the
  *    shared reader's tail read the append (before: visibility bound and wake-up; after: projections).
  * Usage: npm run bench:eventstore [-- --seconds 3] [--in-flight 4] [--followers 12] [--separate-readers]
+ *   [--writers 1,4,8] [--batches 1] (a part of the curve only, for a quick look)
  * (--in-flight: append groups written at once; a large number such as 1000 turns grouping off;
  * --separate-readers: each projection reads the log on its own, as before the shared reader.)
  */
@@ -20,7 +21,7 @@ import { SharedLogReader } from '../../src/platform/eventstore/shared-log-reader
 import { newId } from '../../src/platform/ids.ts';
 import { defineProjection } from '../../src/platform/projections/projection.ts';
 import { ProjectionRunner } from '../../src/platform/projections/runner.ts';
-import { benchDatabase, fmt, percentile } from './support.ts';
+import { benchDatabase, fmt, nodeCpu, percentile, postgresCpu } from './support.ts';
 
 const option = (name: string): number | undefined => {
   const at = process.argv.indexOf(name);
@@ -30,8 +31,12 @@ const seconds = option('--seconds') ?? 3;
 const inFlight = option('--in-flight');
 const followers = option('--followers') ?? 12;
 const separateReaders = process.argv.includes('--separate-readers');
-const WRITERS = [1, 4, 8, 16, 32, 64];
-const BATCHES = [1, 10];
+const list = (name: string, fallback: number[]): number[] => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1]!.split(',').map(Number) : fallback;
+};
+const WRITERS = list('--writers', [1, 4, 8, 16, 32, 64]);
+const BATCHES = list('--batches', [1, 10]);
 
 const data = { email: 'someone@example.com', firstName: 'Some', lastName: 'One', roles: ['user'] };
 const event = (): NewEvent => ({
@@ -191,6 +196,8 @@ async function main(): Promise<void> {
   const tailToApplied: number[] = [];
   const pending: Promise<unknown>[] = [];
   tail.timing = true;
+  const postgres = await postgresCpu(db.pool);
+  const [nodeBefore, postgresBefore] = [nodeCpu(), postgres()];
   const onAppended = (position: bigint) => {
     const acknowledged = performance.now();
     pending.push(
@@ -207,11 +214,15 @@ async function main(): Promise<void> {
   };
   const live = await drive(fastest.writers, appender(store, fastest.writers, fastest.batch, onAppended), pacer(target));
   await Promise.all(pending);
+  const liveEvents = live.perSecond * seconds * fastest.batch;
+  const cpuPerThousand = (before: number | null, after: number | null) => (before === null || after === null ? Number.NaN : ((after - before) * 1e6) / liveEvents);
+  const cpu = { node: cpuPerThousand(nodeBefore, nodeCpu()), postgres: cpuPerThousand(postgresBefore, postgres()) };
   for (const figures of [lags, toTail, tailToApplied]) figures.sort((a, b) => a - b);
   console.log(
     `projection lag at half the maximum rate (${fastest.writers} writers x ${fastest.batch} events, target ${fmt(target)} appends/s, ` +
       `achieved ${fmt(live.perSecond)} appends/s = ${fmt(live.perSecond * fastest.batch)} events/s): ` +
-      `append acknowledged -> read model committed p50 ${fmt(percentile(lags, 50), 1)} ms, p99 ${fmt(percentile(lags, 99), 1)} ms over ${fmt(lags.length)} appends`,
+      `append acknowledged -> read model committed p50 ${fmt(percentile(lags, 50), 1)} ms, p99 ${fmt(percentile(lags, 99), 1)} ms over ${fmt(lags.length)} appends; ` +
+      `CPU per 1k events appended and projected: node ${fmt(cpu.node, 1)} ms, PostgreSQL ${fmt(cpu.postgres, 1)} ms`,
   );
   if (!separateReaders) {
     console.log(

@@ -12,7 +12,7 @@ export async function readCheckpoint(db: Queryable, name: string): Promise<bigin
 }
 
 /** Two-key advisory locks of this class never collide with the event store's one-key stream locks nor the reactions' class. */
-const LOCK_CLASS = 0x70726f6a; // 'proj'
+export const LOCK_CLASS = 0x70726f6a; // 'proj'
 
 /**
  * Makes this transaction the projection's only applier until it ends, with an advisory lock rather

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Pool } from '../db/pool.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port.ts';
-import { checkpointedBatch, ensureCheckpoint, readCheckpoint } from './checkpoints.ts';
+import { BatchGroups } from './batch-groups.ts';
+import { ensureCheckpoint, readCheckpoint } from './checkpoints.ts';
 import { FollowerGroup } from './follower-group.ts';
 import { IdleBatches } from './idle-batches.ts';
 import { PositionWaiters } from './position-waiters.ts';
@@ -33,6 +34,8 @@ export class ProjectionWorker {
     private readonly store: EventStore,
     private readonly pool: Pool,
     private readonly logger: Logger,
+    /** Shared by the workers of one runner, whose batches then commit together. */
+    private readonly batches = new BatchGroups(pool),
   ) {}
 
   get running(): boolean {
@@ -123,7 +126,7 @@ export class ProjectionWorker {
    */
   private async applyBatch(saved: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name } = this.projection;
-    const outcome = await checkpointedBatch<{ rewindTo: bigint } | { reached: bigint }>(this.pool, name, async (tx, checkpoint) => {
+    const outcome = await this.batches.apply<{ rewindTo: bigint } | { reached: bigint }>(name, async (tx, checkpoint) => {
       if (checkpoint < saved) return { save: null, result: { rewindTo: checkpoint } };
       const last = events.at(-1)!.position;
       if (checkpoint >= last) return { save: null, result: { reached: checkpoint } }; // another runner applied it already
@@ -157,7 +160,8 @@ export class ProjectionWorker {
 /** Runs every projection of the service and answers "have my reads caught up with position P?". */
 export class ProjectionRunner extends FollowerGroup<ProjectionWorker> implements AppliedEventsSource {
   constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
-    super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }))));
+    const batches = new BatchGroups(pool);
+    super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }), batches)));
   }
 
   onApplied(projection: string, listener: (events: RecordedEvent[]) => void): void {

@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore, SubscribeOptions } from '../../../src/platform/eventstore/port.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
+import { SharedLogReader } from '../../../src/platform/eventstore/shared-log-reader.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { readCheckpoint } from '../../../src/platform/projections/checkpoints.ts';
 import { defineProjection } from '../../../src/platform/projections/projection.ts';
@@ -34,6 +35,7 @@ describe('projection runner', () => {
     db = await createTestDatabase();
     await db.pool.query('create table test_counters (stream_id text primary key, count int not null, last_event uuid not null)');
     await db.pool.query('create table test_gated (event_id uuid primary key)');
+    await db.pool.query('create table test_tallies (projection text, stream_id text, count int not null, primary key (projection, stream_id))');
     store = new PostgresEventStore(db.pool, { pollIntervalMs: 50 });
   });
   afterAll(async () => {
@@ -193,5 +195,73 @@ describe('projection runner', () => {
     } finally {
       await runner.stop();
     }
+  });
+
+  describe('projections that get a batch together (one shared log reader)', () => {
+    // Tallies per stream in rows of its own; `failing` makes its handler throw until cleared.
+    const failing = new Set<string>();
+    const tally = (name: string) =>
+      defineProjection({
+        name,
+        tables: ['test_tallies'],
+        handlers: {},
+        batchHandlers: {
+          Tallied: async (events, tx) => {
+            if (failing.has(name)) throw new Error(`${name} fails`);
+            await tx.query(
+              `insert into test_tallies values ($1, $2, $3) on conflict (projection, stream_id) do update set count = test_tallies.count + excluded.count`,
+              [name, events[0]!.streamId, events.length],
+            );
+          },
+        },
+      });
+    const names = ['test-tally-a', 'test-tally-b', 'test-tally-c', 'test-tally-d'];
+    const tallies = async (stream: string) =>
+      Object.fromEntries(
+        (await db.pool.query('select projection, count from test_tallies where stream_id = $1', [stream])).rows.map((r) => [r.projection, r.count]),
+      );
+
+    /** The four projections, caught up with the log, following one shared reader. */
+    const withTallies = async (test: (runner: ProjectionRunner) => Promise<void>) => {
+      const reader = new SharedLogReader(store);
+      const runner = new ProjectionRunner(names.map(tally), reader, db.pool, logger);
+      await runner.start();
+      try {
+        expect(await runner.waitFor(await store.headPosition(), 10_000)).toBe(true);
+        await test(runner);
+      } finally {
+        failing.clear();
+        await runner.stop();
+        await reader.close();
+      }
+    };
+
+    it('commit in shared transactions, each moving its own checkpoint', () =>
+      withTallies(async (runner) => {
+        const stream = `tally-acme.${newId()}`;
+        const { position } = await store.append(stream, [testEvent('Tallied'), testEvent('Tallied')]);
+        expect(await runner.waitFor(position, 10_000)).toBe(true);
+        expect(await tallies(stream)).toEqual(Object.fromEntries(names.map((name) => [name, 2])));
+        const saved = await db.pool.query<{ position: string; writer: string }>(
+          'select position, xmin::text as writer from projection_checkpoints where name = any($1)',
+          [names],
+        );
+        expect(saved.rows.map((row) => BigInt(row.position))).toEqual(names.map(() => position));
+        // Four read models, fewer transactions.
+        expect(new Set(saved.rows.map((row) => row.writer)).size).toBeLessThan(names.length);
+      }));
+
+    it('let one failing projection retry on its own while the others apply the batch once', () =>
+      withTallies(async (runner) => {
+        failing.add('test-tally-b');
+        const stream = `tally-acme.${newId()}`;
+        const { position } = await store.append(stream, [testEvent('Tallied')]);
+        const healthy = names.filter((name) => name !== 'test-tally-b');
+        expect(await runner.waitFor(position, 10_000, healthy)).toBe(true);
+        expect(await runner.waitFor(position, 300, ['test-tally-b'])).toBe(false);
+        failing.delete('test-tally-b');
+        expect(await runner.waitFor(position, 10_000)).toBe(true);
+        expect(await tallies(stream)).toEqual(Object.fromEntries(names.map((name) => [name, 1])));
+      }));
   });
 });
