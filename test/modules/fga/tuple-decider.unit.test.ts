@@ -36,4 +36,13 @@ describe("a tenant's relation tuples (one event per request)", () => {
   it('writes and deletes in one request', () => {
     spec.given([changed([viewer])]).when(write([editor], [viewer, owner])).then([changed([editor], [viewer])]);
   });
+
+  it('sees the latest change of each tuple however many events it folds (layers are merged past a depth)', () => {
+    // The editor tuple written then deleted early on, then twenty events writing and deleting the viewer tuple in turn.
+    const toggles = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? changed([viewer]) : changed([], [viewer])));
+    const history = [changed([editor]), changed([owner]), changed([], [editor]), ...toggles];
+    spec.given(history).when(write([viewer, editor], [owner])).then([changed([viewer, editor], [owner])]);
+    spec.given([...history, changed([viewer])]).when(write([viewer])).thenThrows('TUPLE_EXISTS');
+    spec.given([...history, changed([], [owner])]).when(write([], [owner, editor])).then([]);
+  });
 });

@@ -9,12 +9,19 @@ export interface TupleSet {
   has(tuple: RelationTuple): boolean;
 }
 
+/** Layers a lookup may walk: a deeper stack (a writer's group of requests over its unindexed appends) is merged into one. */
+const MAX_LAYERS = 8;
+
 /** A set with changes laid over another (which is left as it is); a lookup names its tuple once however deep the layers. */
 class ChangedTuples implements TupleSet {
+  readonly layers: number;
+
   constructor(
     private readonly base: TupleSet,
     private readonly changed: ReadonlyMap<string, boolean>,
-  ) {}
+  ) {
+    this.layers = base instanceof ChangedTuples ? base.layers + 1 : 1;
+  }
 
   has(tuple: RelationTuple): boolean {
     return this.hasKeyed(tupleToString(tuple), tuple);
@@ -25,10 +32,17 @@ class ChangedTuples implements TupleSet {
     if (changed !== undefined) return changed;
     return this.base instanceof ChangedTuples ? this.base.hasKeyed(key, tuple) : this.base.has(tuple);
   }
+
+  /** These changes over every layer's below them, in one map, over the set under all the layers. */
+  merged(): { base: TupleSet; changed: Map<string, boolean> } {
+    const below = this.base instanceof ChangedTuples ? this.base.merged() : { base: this.base, changed: new Map<string, boolean>() };
+    for (const [key, written] of this.changed) below.changed.set(key, written);
+    return below;
+  }
 }
 
-function withChanges(base: TupleSet, changes: Iterable<{ tuple: RelationTuple; written: boolean }>): TupleSet {
-  const changed = new Map<string, boolean>();
+function withChanges(state: TupleSet, changes: Iterable<{ tuple: RelationTuple; written: boolean }>): TupleSet {
+  const { base, changed } = state instanceof ChangedTuples && state.layers >= MAX_LAYERS ? state.merged() : { base: state, changed: new Map<string, boolean>() };
   for (const change of changes) changed.set(tupleToString(change.tuple), change.written);
   return new ChangedTuples(base, changed);
 }
