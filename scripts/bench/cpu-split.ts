@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { timed } from './service.ts';
 import { fmt } from './support.ts';
@@ -71,6 +72,16 @@ export async function cpuOfParts<K extends string>(
   }
   return best;
 }
+
+/** A command context like the one a request through the in-process client gets (src/platform/http/request-context.ts). */
+export const requestLikeContext = (tenantId: string) => ({
+  tenantId,
+  actor: 'anonymous',
+  clientIp: '127.0.0.1',
+  userAgent: 'lightMyRequest',
+  correlationId: randomUUID(),
+  causationId: null,
+});
 
 /**
  * A token request's CPU at 32 concurrent, taken apart: the whole request, the grant handler alone,

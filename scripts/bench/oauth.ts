@@ -10,7 +10,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { applicationByClientId, cachedApplications, secretMatches } from '../../src/modules/applications/index.ts';
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { cpuPer, cpuSplit, describeSplit, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
+import { cpuPer, cpuSplit, describeSplit, requestLikeContext, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -65,7 +65,8 @@ async function run(bench: Bench): Promise<void> {
 
   // Where the time goes: the whole request against its parts, each at 32 concurrent and measured
   // the same way (CPU of every thread and of PostgreSQL per token).
-  const context = { tenantId: 'platform', actor: 'anonymous', correlationId: null, causationId: null };
+  // The command context the token route gives the grant (request metadata included: it is written with each event).
+  const context = requestLikeContext('platform');
   const params = { grant_type: 'client_credentials', scope: 'manage:users', client_id: m2m.clientId, client_secret: m2m.clientSecret, client_auth_method: 'client_secret_basic' };
   const parts = await tokenRequestParts(postgres, TOKENS, service.app, {
     whole: clientCredentials,

@@ -9,7 +9,7 @@ import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { cpuSplit, describeSplit, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
+import { cpuSplit, describeSplit, requestLikeContext, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
 import { countStatements } from './statement-counter.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -64,7 +64,8 @@ async function run({ inject, store, service, db }: Awaited<ReturnType<typeof ben
 
   // Where the time goes: the whole grant against its parts, each at 32 concurrent and measured the
   // same way (CPU of every thread and of PostgreSQL per grant, background work included).
-  const grantContext = { tenantId: 'platform', actor: 'anonymous', correlationId: null, causationId: null };
+  // The command context the token route gives the grant (request metadata included: it is written with each event).
+  const grantContext = requestLikeContext('platform');
   const claims = JSON.parse(Buffer.from(admin.split('.')[1], 'base64url').toString()) as { sub: string; sid: string; roles: string[] };
   const parts = await tokenRequestParts(postgres, GRANTS, service.app, {
     whole: refresh,
