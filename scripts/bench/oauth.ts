@@ -1,8 +1,8 @@
 /**
  * OAuth benchmark: client_credentials tokens per second (RS256) and authorization_code exchanges
  * per second (with PKCE, ID token and refresh rotation), over in-process HTTP (fastify inject),
- * plus where a client_credentials token's time goes (each step alone) and RS256 signing
- * strategies compared.
+ * plus where a client_credentials token's CPU goes (the whole request against its signature, the
+ * grant alone and a bare request, each at 32 concurrent) and RS256 signing strategies compared.
  * Usage: npm run bench:oauth [-- --tokens 3000 --codes 300 --signs 1000]
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -10,7 +10,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { applicationByClientId, cachedApplications, secretMatches } from '../../src/modules/applications/index.ts';
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { cpuSplit, describeSplit } from './cpu-split.ts';
+import { cpuPer, cpuSplit, describeSplit, requestLikeContext, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -63,23 +63,39 @@ async function run(bench: Bench): Promise<void> {
   }
   console.log('  (the event loop includes the in-process client\'s side; 2 cores give at most 2,000 ms of CPU per second: 1,500 tokens/s needs at most 1.33 ms each in all)');
 
-  // Where the time goes: each step of a client_credentials token alone, sequentially.
-  // The same caches as the service's (built the same way, on the same runner).
+  // Where the time goes: the whole request against its parts, each at 32 concurrent and measured
+  // the same way (CPU of every thread and of PostgreSQL per token).
+  // The command context the token route gives the grant (request metadata included: it is written with each event).
+  const context = requestLikeContext('platform');
+  const params = { grant_type: 'client_credentials', scope: 'manage:users', client_id: m2m.clientId, client_secret: m2m.clientSecret, client_auth_method: 'client_secret_basic' };
+  const parts = await tokenRequestParts(postgres, TOKENS, service.app, {
+    whole: clientCredentials,
+    grant: () => service.grants.client_credentials!.handle(params, 'platform', context),
+    signature: () => service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
+  });
+  console.log(
+    whereTheTimeGoes('client_credentials token (32 concurrent; each part its cheapest of 3 rounds)', parts.whole, [
+      ['RS256 signature: claims, JSON, base64url, sign on libuv\'s pool (TokenService.issue)', parts.signature],
+      ['the grant beyond it: client, secret, scopes, settings (grant alone - signature)', parts.grantBeyondSignature],
+      ['HTTP floor: in-process client, fastify, global hooks (GET /health/live)', parts.floor],
+      ['the token route\'s HTTP work: form, schemas, Basic, tenant (the rest)', parts.routeWork],
+    ]).join('\n'),
+  );
+
+  // The grant's steps alone, sequentially: CPU of the whole process per step.
   const applications = cachedApplications(service.runner, store);
   const settings = cachedSettings(service.runner, settingsQueries(db.pool));
   const secretHash = (await applicationByClientId(store, 'platform', m2m.clientId))!.secretHash;
   const steps: Record<string, () => Promise<unknown>> = {
-    'whole request, 1 at a time (for comparison)': clientCredentials,
-    'access token: claims + RS256 signature (TokenService.issue)': () => service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
     'client lookup, warm (application cache, in use)': () => applications.byClientId('platform', m2m.clientId),
     'client lookup, cold (application stream read + fold)': () => applicationByClientId(store, 'platform', m2m.clientId),
     'client secret check (SHA-256, constant-time compare)': async () => secretMatches(m2m.clientSecret, secretHash),
     'tenant settings (settings cache, in use)': () => settings.nested('platform'),
   };
-  console.log('where a client_credentials token\'s time goes (each step alone, sequentially):');
+  console.log('the grant\'s steps (each alone, sequentially; CPU of this process per step):');
   for (const [name, step] of Object.entries(steps)) {
-    const result = await timed(1000, 1, step);
-    console.log(`  ${name.padEnd(60)} ${fmt(1000 / result.perSecond, 3)} ms each`);
+    const { eventLoop, otherThreads } = await cpuPer(() => null, 1000, 1, step);
+    console.log(`  ${name.padEnd(60)} ${(eventLoop + otherThreads).toFixed(3)} ms each`);
   }
   console.log('  no event is appended per client_credentials token (docs/oauth.md)');
   await compareSigners(SIGNS);

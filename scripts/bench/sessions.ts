@@ -1,6 +1,7 @@
 /**
- * Sessions benchmark: refresh-token grants per second (rotation with reuse detection, over HTTP)
- * and GET /api/admin/sessions latency with 100,000 sessions in one tenant.
+ * Sessions benchmark: refresh-token grants per second (rotation with reuse detection, over HTTP),
+ * where a grant's CPU goes (the whole request against its signature, the grant alone and a bare
+ * request), and GET /api/admin/sessions latency with 100,000 sessions in one tenant.
  * Usage: npm run bench:sessions [-- --sessions 100000 --grants 1000]
  */
 import { loadavg } from 'node:os';
@@ -8,7 +9,7 @@ import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { cpuSplit, describeSplit } from './cpu-split.ts';
+import { cpuSplit, describeSplit, requestLikeContext, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
 import { countStatements } from './statement-counter.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -60,6 +61,30 @@ async function run({ inject, store, service, db }: Awaited<ReturnType<typeof ben
   }
   console.log('  SQL statements per grant at 32 concurrent (the request appends once; the rest is the log reader, projections, relay and outbound engine):');
   console.log(statements.top(GRANTS, 8).join('\n'));
+
+  // Where the time goes: the whole grant against its parts, each at 32 concurrent and measured the
+  // same way (CPU of every thread and of PostgreSQL per grant, background work included).
+  // The command context the token route gives the grant (request metadata included: it is written with each event).
+  const grantContext = requestLikeContext('platform');
+  const claims = JSON.parse(Buffer.from(admin.split('.')[1], 'base64url').toString()) as { sub: string; sid: string; roles: string[] };
+  const parts = await tokenRequestParts(postgres, GRANTS, service.app, {
+    whole: refresh,
+    grant: async () => {
+      const token = chains.pop()!;
+      const { response } = await service.grants.refresh_token!.handle({ grant_type: 'refresh_token', refresh_token: token }, 'platform', grantContext);
+      chains.push(response.refresh_token!);
+    },
+    signature: () => service.tokens.issue({ sub: claims.sub, tid: 'platform', sid: claims.sid, roles: claims.roles, acr: 'aal1', amr: ['pwd'] }, 900),
+  });
+  console.log(
+    whereTheTimeGoes('refresh grant (32 concurrent; each part its cheapest of 3 rounds)', parts.whole, [
+      ['RS256 signature of the access token (TokenService.issue)', parts.signature],
+      ['the grant beyond it: session, decision, append, caches, the event\'s background work', parts.grantBeyondSignature],
+      ['  of which PostgreSQL (the append, the read models\' and the relay\'s statements)', parts.grant.postgres],
+      ['HTTP floor: in-process client, fastify, global hooks (GET /health/live)', parts.floor],
+      ['the token route\'s HTTP work: JSON body, schemas, tenant (the rest)', parts.routeWork],
+    ]).join('\n'),
+  );
 
   const seedStarted = performance.now();
   const context = { tenantId: 'platform', actor: 'bench' };

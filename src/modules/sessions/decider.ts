@@ -10,9 +10,21 @@ export type SessionState =
       currentHash: string;
       refreshExpiresAt: string;
       /** Hashes of refresh tokens already exchanged: presenting one again means theft. */
-      retiredHashes: string[];
+      retiredHashes: RetiredHashes;
       lastUsedAt: string;
     };
+
+/**
+ * The exchanged hashes as a list that shares its tail: a refresh adds one in constant time (the
+ * folded state of a long session is not copied at each refresh), and only a token that is not the
+ * current one is looked for in it.
+ */
+export type RetiredHashes = { readonly hash: string; readonly earlier: RetiredHashes } | null;
+
+function wasRetired(retired: RetiredHashes, hash: string): boolean {
+  for (let node = retired; node; node = node.earlier) if (node.hash === hash) return true;
+  return false;
+}
 
 export type SessionCommand =
   | { type: 'RefreshSession'; presentedHash: string; newHash: string; now: string }
@@ -48,7 +60,7 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
           session: event.data,
           currentHash: event.data.refreshTokenHash,
           refreshExpiresAt: event.data.refreshExpiresAt,
-          retiredHashes: [],
+          retiredHashes: null,
           lastUsedAt: event.data.startedAt,
         };
       case 'SessionRefreshed':
@@ -57,7 +69,7 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
           ...state,
           currentHash: event.data.refreshTokenHash,
           refreshExpiresAt: event.data.refreshExpiresAt,
-          retiredHashes: [...state.retiredHashes, state.currentHash],
+          retiredHashes: { hash: state.currentHash, earlier: state.retiredHashes },
           lastUsedAt: event.data.refreshedAt,
         };
       case 'SessionRevoked':
@@ -92,7 +104,8 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
       case 'RefreshSession': {
         if (state.status === 'absent') throw invalidGrant('Unknown refresh token');
         const { sessionId, userId } = state.session;
-        if (state.retiredHashes.includes(command.presentedHash)) {
+        // The current hash is never a retired one (each is new randomness), so the usual case looks no further.
+        if (command.presentedHash !== state.currentHash && wasRetired(state.retiredHashes, command.presentedHash)) {
           // Reuse of an exchanged token: whoever holds the chain may be an attacker. End the session.
           return state.status === 'active' ? [{ type: 'SessionRevoked', data: { sessionId, userId, reason: 'refresh_token_reuse' } }] : [];
         }

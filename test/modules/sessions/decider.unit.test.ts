@@ -22,6 +22,21 @@ describe('session decider', () => {
       { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'refresh_token_reuse' } },
     ]);
   });
+  it('detects the reuse of any exchanged token of a long chain, and revokes only an active session', () => {
+    const chain: SessionEvent[] = [started];
+    for (let n = 2; n <= 6; n++) {
+      chain.push({ type: 'SessionRefreshed', data: { sessionId: 's1', refreshedAt: `2026-01-01T00:0${n}:00.000Z`, refreshTokenHash: `h${n}`, refreshExpiresAt: '2026-01-08T00:30:00.000Z' } });
+    }
+    const reuse = { type: 'SessionRevoked' as const, data: { sessionId: 's1', userId: 'u1', reason: 'refresh_token_reuse' as const } };
+    for (const old of ['h1', 'h3', 'h5']) {
+      spec.given(chain).when({ type: 'RefreshSession', presentedHash: old, newHash: 'h7', now: '2026-01-01T00:10:00.000Z' }).then([reuse]);
+      spec.given([...chain, reuse]).when({ type: 'RefreshSession', presentedHash: old, newHash: 'h7', now: '2026-01-01T00:10:00.000Z' }).then([]);
+    }
+    spec.given(chain).when({ type: 'RefreshSession', presentedHash: 'h6', newHash: 'h7', now: '2026-01-01T00:10:00.000Z' }).then([
+      { type: 'SessionRefreshed', data: { sessionId: 's1', refreshedAt: '2026-01-01T00:10:00.000Z', refreshTokenHash: 'h7', refreshExpiresAt: '2026-01-08T00:10:00.000Z' } },
+    ]);
+    spec.given([...chain, reuse]).when({ type: 'RefreshSession', presentedHash: 'h6', newHash: 'h7', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
+  });
   it('refuses unknown, idle, over-lifetime and revoked sessions', () => {
     spec.given([]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
     spec.given([started]).when({ type: 'RefreshSession', presentedHash: 'hx', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
