@@ -11,13 +11,20 @@
 const VALUE_LIMIT = 2 ** 30;
 /** Maps kept between walks (by relation, whose answers tend to keep their size); more walks at once get fresh maps. */
 const POOL_SIZE = 32;
-/** A map is kept when it holds at most this many entries (old walks' ones included), so a huge answer is not kept alive. */
-const MAX_KEPT_ENTRIES = 200_000;
-/** Stale entries allowed beyond twice the walk's own: a map whose ids mostly belong to older walks is dropped. */
+/** Entries of all kept maps together (old walks' included): what the pool may hold on to, about 15 MB of tables. */
+const MAX_KEPT_ENTRIES = 500_000;
+/** Stale entries allowed beyond twice the largest walk a map served: one filled mostly by ids no walk sees any more is dropped. */
 const STALE_ALLOWANCE = 1_024;
 
-const idle = new Map<string, Map<string, number>[]>();
+interface Kept {
+  map: Map<string, number>;
+  /** The most ids one walk set in this map. */
+  largestWalk: number;
+}
+
+const idle = new Map<string, Kept[]>();
 let idleCount = 0;
+let idleEntries = 0;
 let nextBase = 0;
 /** Counts the restarts of the ranges: a map lent before one is not kept after it. */
 let generation = 0;
@@ -26,7 +33,7 @@ let generation = 0;
 export class FactMaps {
   private readonly base: number;
   private readonly generation: number;
-  private readonly borrowed: { relation: string; map: Map<string, number>; owned: number }[] = [];
+  private readonly borrowed: { relation: string; kept: Kept; owned: number }[] = [];
 
   constructor(private readonly span: number) {
     if (span <= 0 || span >= VALUE_LIMIT) throw new RangeError(`span ${span} out of range`);
@@ -35,6 +42,7 @@ export class FactMaps {
       nextBase = 0;
       idle.clear();
       idleCount = 0;
+      idleEntries = 0;
       generation += 1;
     }
     this.generation = generation;
@@ -44,25 +52,26 @@ export class FactMaps {
 
   /** A map for this walk's facts about `relation` (a type#relation key), empty as far as it can tell. */
   open(relation: string): FactMap {
-    const entry = { relation, map: this.reuse(relation) ?? new Map<string, number>(), owned: 0 };
+    const entry = { relation, kept: reuse(relation) ?? { map: new Map<string, number>(), largestWalk: 0 }, owned: 0 };
     this.borrowed.push(entry);
+    const { map } = entry.kept;
     const { base, span } = this;
     const own = (value: number | undefined): value is number => value !== undefined && value >= base && value < base + span;
     return {
+      get size() {
+        return entry.owned;
+      },
       get: (id) => {
-        const value = entry.map.get(id);
+        const value = map.get(id);
         return own(value) ? value - base : undefined;
       },
       set: (id, value) => {
         if (value < 0 || value >= span) throw new RangeError(`value ${value} out of range`);
-        if (!own(entry.map.get(id))) entry.owned += 1;
-        entry.map.set(id, base + value);
-      },
-      get size() {
-        return entry.owned;
+        if (!own(map.get(id))) entry.owned += 1;
+        map.set(id, base + value);
       },
       forEach: (visit) =>
-        entry.map.forEach((value, id) => {
+        map.forEach((value, id) => {
           if (own(value)) visit(value - base, id);
         }),
     };
@@ -70,23 +79,27 @@ export class FactMaps {
 
   /** Gives the maps back; none of them may be used after. */
   close(): void {
-    for (const { relation, map, owned } of this.borrowed.splice(0)) {
-      if (this.generation !== generation || idleCount >= POOL_SIZE || map.size > Math.min(MAX_KEPT_ENTRIES, 2 * owned + STALE_ALLOWANCE)) continue;
-      const kept = idle.get(relation);
-      if (kept) kept.push(map);
-      else idle.set(relation, [map]);
+    for (const { relation, kept, owned } of this.borrowed.splice(0)) {
+      kept.largestWalk = Math.max(kept.largestWalk, owned);
+      const { size } = kept.map;
+      if (this.generation !== generation || idleCount >= POOL_SIZE || idleEntries + size > MAX_KEPT_ENTRIES || size > 2 * kept.largestWalk + STALE_ALLOWANCE) continue;
+      const list = idle.get(relation);
+      if (list) list.push(kept);
+      else idle.set(relation, [kept]);
       idleCount += 1;
+      idleEntries += size;
     }
   }
+}
 
-  private reuse(relation: string): Map<string, number> | undefined {
-    const kept = idle.get(relation);
-    const map = kept?.pop();
-    if (!map) return undefined;
-    if (kept!.length === 0) idle.delete(relation);
-    idleCount -= 1;
-    return map;
-  }
+function reuse(relation: string): Kept | undefined {
+  const list = idle.get(relation);
+  const kept = list?.pop();
+  if (!kept) return undefined;
+  if (list!.length === 0) idle.delete(relation);
+  idleCount -= 1;
+  idleEntries -= kept.map.size;
+  return kept;
 }
 
 export interface FactMap {
