@@ -12,7 +12,8 @@ import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
 import { httpLoad, pinToCore, type LoadPlan, type LoadResult } from './http-load.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { fmt } from './support.ts';
+import { countStatements } from './statement-counter.ts';
+import { eventLoopCpu, fmt, nodeCpu, postgresCpu } from './support.ts';
 
 const flag = process.argv.indexOf('--scale');
 const scale = flag > 0 ? Number(process.argv[flag + 1]) : 1;
@@ -21,10 +22,6 @@ const SERVER_CORE = 0;
 const LOAD_CORE = 1;
 const CONNECTIONS = 32;
 const LOGIN_USERS = 16;
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
 
 async function main(): Promise<void> {
   const pinned = pinToCore(process.pid, SERVER_CORE);
@@ -36,7 +33,9 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure({ service, store, inject }: Awaited<ReturnType<typeof benchService>>, pinned: boolean): Promise<void> {
+async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof benchService>>, pinned: boolean): Promise<void> {
+  const statements = countStatements();
+  const postgres = await postgresCpu(db.pool);
   const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;
   // Every login below starts a session that must stay alive (the refresh chains use some).
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
@@ -64,12 +63,17 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   );
   const ceiling = await load('/health/live', { method: 'GET', headers: headers(), bodies: [], requests: 20_000 });
   // The server's CPU (every thread: event loop, libuv pool, GC) per hash and per login, the login's
-  // read models caught up: a ratio a busy machine skews far less than the rates.
+  // read models caught up: a ratio a busy machine skews far less than the rates. Beside it, where a
+  // login's CPU goes: the event loop (HTTP, SQL round trips, read models, relay, reactions), the
+  // other threads (argon2 and RS256 on libuv's pool, V8's GC helpers), SQL statements and
+  // PostgreSQL's CPU (on any core).
   const serverCpu = async <T>(count: number, work: () => Promise<T>) => {
-    const before = cpuMs();
+    const [before, loopBefore, postgresBefore] = [nodeCpu(), eventLoopCpu(), postgres()];
+    statements.reset();
     const result = await work();
     await service.runner.waitFor(await store.headPosition(), 60_000);
-    return { result, msEach: (cpuMs() - before) / count };
+    const each = (after: number | null, start: number | null) => (after === null || start === null ? Number.NaN : ((after - start) * 1000) / count);
+    return { result, msEach: each(nodeCpu(), before), loopMsEach: each(eventLoopCpu(), loopBefore), postgresMsEach: each(postgres(), postgresBefore), statementsEach: statements.total() / count };
   };
   const hashCount = Math.ceil(40 * scale);
   const hashes = await serverCpu(hashCount, () => timed(hashCount, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
@@ -80,7 +84,9 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
     'POST /api/auth/login (8 connections)',
     logins.result,
     `${fmt((logins.result.perSecond / hashes.result.perSecond) * 100)}% of ${fmt(hashes.result.perSecond, 1)} argon2id hashes/s; ` +
-      `server CPU ${fmt(logins.msEach, 1)} ms a login, ${fmt(hashes.msEach, 1)} ms a hash (${fmt((hashes.msEach / logins.msEach) * 100)}%)`,
+      `server CPU ${fmt(logins.msEach, 1)} ms a login, ${fmt(hashes.msEach, 1)} ms a hash (${fmt((hashes.msEach / logins.msEach) * 100)}%); ` +
+      `a login: event loop ${fmt(logins.loopMsEach, 1)} ms, other threads ${fmt(logins.msEach - logins.loopMsEach, 1)} ms, ` +
+      `${fmt(logins.statementsEach, 1)} SQL statements, PostgreSQL ${fmt(logins.postgresMsEach, 1)} ms`,
   ]);
   const refreshBodies = sessions.map((s) => JSON.stringify({ grant_type: 'refresh_token', refresh_token: s.data.refreshToken }));
   rows.push(['POST /api/auth/token refresh_token', await load('/api/auth/token', { headers: headers(), bodies: refreshBodies, chain: { from: 'refresh_token', to: 'refresh_token' }, requests: 2_000 })]);

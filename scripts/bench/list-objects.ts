@@ -6,7 +6,7 @@
  * and the NDJSON stream, with req/s and p50/p99.
  * Usage: npm run bench:list-objects [-- --objects 20000 --requests 400]
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { activateDriveModel, aliceTuples, appendTuples } from './drive-dataset.ts';
 import { httpLoad, type LoadPlan } from './http-load.ts';
@@ -20,6 +20,13 @@ const CONNECTIONS = 32;
 const mib = (bytes: number) => bytes / 1024 / 1024;
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
+/** What V8 holds (committed) per heap space, by short name: what grows when the RSS does. */
+const heapSpaces = () => new Map(getHeapSpaceStatistics().map((space) => [space.space_name.replace(/_space$/, ''), space.space_size]));
+const spacesText = (spaces: Map<string, number>) =>
+  ['new', 'old', 'large_object', 'new_large_object']
+    .filter((name) => spaces.has(name))
+    .map((name) => `${name.replace('_object', '')} ${fmt(mib(spaces.get(name)!))}`)
+    .join(', ');
 const heapAfter = () => {
   gc();
   return process.memoryUsage().heapUsed;
@@ -41,12 +48,17 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   const headers = { 'x-tenant': TENANT, authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const body = (subjectId: string, extra: object = {}) => JSON.stringify({ objectType: 'document', relation: 'viewer', subjectType: 'user', subjectId, ...extra });
 
-  gc();
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Idle: the seeding's garbage collected, and V8 given time to hand back the pages it freed (one
+  // collection and half a second left the old generation anywhere from 56 to 91 MiB).
+  for (let round = 0; round < 3; round += 1) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   const idle = process.memoryUsage().rss;
+  const idleSpaces = heapSpaces();
   console.log(
     `list-objects benchmark (node ${process.version}), ${CONNECTIONS} connections, ${fmt(REQUESTS)} requests each; ` +
-      `bob sees ${fmt(OBJECTS)} documents, alice 900; RSS idle ${fmt(mib(idle))} MiB`,
+      `bob sees ${fmt(OBJECTS)} documents, alice 900; RSS idle ${fmt(mib(idle))} MiB (V8 heap spaces, MiB: ${spacesText(idleSpaces)})`,
   );
   const runs: [string, Omit<LoadPlan, 'url' | 'concurrency' | 'requests'>][] = [
     ['JSON, bob', { headers, bodies: [body('bob')] }],
@@ -57,8 +69,10 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   for (const [label, plan] of runs) {
     let peak = process.memoryUsage().rss;
     let peakHeap = 0;
+    let peakSpaces = heapSpaces();
     const sampler = setInterval(() => {
       const { rss, heapUsed } = process.memoryUsage();
+      if (rss > peak) peakSpaces = heapSpaces();
       peak = Math.max(peak, rss);
       peakHeap = Math.max(peakHeap, heapUsed);
     }, 20);
@@ -67,7 +81,7 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
     console.log(
       `${label.padEnd(38)} ${fmt(result.perSecond).padStart(7)} ${fmt(result.p50, 1).padStart(8)} ${fmt(result.p99, 1).padStart(8)} ` +
         `${fmt(mib(peak)).padStart(13)} ${`${fmt(peak / idle, 2)}x`.padStart(8)} ${String(result.failures).padStart(9)}` +
-        `  (heap used: peak ${fmt(mib(peakHeap))} MiB, ${fmt(mib(heapAfter()))} MiB after a full GC)`,
+        `  (heap used: peak ${fmt(mib(peakHeap))} MiB, ${fmt(mib(heapAfter()))} MiB after a full GC; spaces at the RSS peak: ${spacesText(peakSpaces)})`,
     );
   }
 }

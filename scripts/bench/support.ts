@@ -48,8 +48,8 @@ export const numberOption = (name: string, fallback: number): number => {
   return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
 };
 
-/** CPU seconds (user + system; with `reaped`, also of its ended children) of a process from /proc (Linux), or null where there is none. */
-function cpuSecondsOf(pid: number, reaped = false): number | null {
+/** CPU seconds (user + system; with `reaped`, also of its ended children) of a process (or `pid/task/tid`: a thread) from /proc (Linux), or null where there is none. */
+function cpuSecondsOf(pid: number | string, reaped = false): number | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / 100;
@@ -93,3 +93,6 @@ export const nodeCpu = (): number => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6;
 };
+
+/** CPU seconds (user + system) used so far by this process's main thread, i.e. its event loop (from /proc), or null where there is none. */
+export const eventLoopCpu = (): number | null => cpuSecondsOf(`${process.pid}/task/${process.pid}`);

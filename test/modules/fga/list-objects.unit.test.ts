@@ -76,6 +76,13 @@ describe.each([
     }
   });
 
+  it('answers each walk for its own subject, whether walks run at once or one after another (their maps are reused)', async () => {
+    const [anne, bob] = await Promise.all([engine.listObjects(listOf('document#viewer', 'user:anne')), engine.listObjects(listOf('document#viewer', 'user:bob'))]);
+    expect(anne).toEqual(['d1', 'd2', 'd3', 'd4', 'd5']);
+    expect(bob).toEqual(['d5', 'd6']);
+    expect(await engine.listObjects(listOf('document#viewer', 'user:zoe'))).toEqual(['d5']);
+  });
+
   it('includes contextual tuples', async () => {
     const request = { ...listOf('document#viewer', 'user:bob'), contextualTuples: [parseTuple('document:d9#owner@user:bob')] };
     expect(await engine.listObjects(request)).toEqual(['d5', 'd6', 'd9']);

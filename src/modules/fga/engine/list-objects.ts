@@ -4,6 +4,7 @@ import { WILDCARD_ID } from '../tuple.ts';
 import type { TypeSystem } from '../typesystem.ts';
 import type { CheckOptions } from './check.ts';
 import { CheckResolver } from './check.ts';
+import { FactMaps, type FactMap } from './fact-maps.ts';
 import { isPromise } from './maybe-async.ts';
 import { Outcome } from './outcome.ts';
 import type { ReverseEdge } from './reverse-graph.ts';
@@ -21,12 +22,13 @@ interface Fact {
 /**
  * The facts learnt about one relation (`type#relation`), by object id. A fact is one number,
  * `depth * 2 + (definite ? 1 : 0)` (depth: dispatches between the object and the subject on the
- * shortest path of its kind), so a large answer allocates no object per id.
+ * shortest path of its kind, counted up to the maximum depth), so a large answer allocates no
+ * object per id; the map is lent by FactMaps, so walks of the same size reuse one hash table.
  */
 interface RelationFacts {
   type: string;
   relation: string;
-  byId: Map<string, number>;
+  byId: FactMap;
   /** The model's edges out of this relation that can lead to the target, resolved once per walk. */
   steps?: Step[];
 }
@@ -36,6 +38,8 @@ interface Step {
   into: RelationFacts;
 }
 
+/** Depths past the maximum read the same (too deep); a bound on it keeps every fact a small integer. */
+const MAX_RECORDED_DEPTH = 2 ** 20;
 const packed = (depth: number, definite: boolean): number => depth * 2 + (definite ? 1 : 0);
 const isDefinite = (fact: number): boolean => fact % 2 === 1;
 const depthOf = (fact: number): number => Math.floor(fact / 2);
@@ -77,6 +81,21 @@ export async function listObjects(
   subject: Subject,
   options: CheckOptions,
 ): Promise<string[]> {
+  const depthBound = Math.min(options.maxDepth, MAX_RECORDED_DEPTH);
+  const maps = new FactMaps(packed(depthBound, true) + 1);
+  try {
+    return await walk(maps, depthBound, typesystem, reader, objectType, relation, subject, options);
+  } finally {
+    maps.close();
+  }
+}
+
+/** The walk of listObjects, its facts in `maps`, depths counted up to `depthBound`. */
+async function walk(
+  maps: FactMaps,
+  depthBound: number,
+  ...[typesystem, reader, objectType, relation, subject, options]: Parameters<typeof listObjects>
+): Promise<string[]> {
   const graph = ReverseGraph.of(typesystem);
   const relevant = graph.relevantTo(objectType, relation);
   // Facts by relation (type#relation), then by object id: the walk builds no key and no object per
@@ -90,7 +109,7 @@ export async function listObjects(
     const key = relationKey(type, factRelation);
     if (!relevant.has(key)) return undefined;
     let facts = known.get(key);
-    if (!facts) known.set(key, (facts = { type, relation: factRelation, byId: new Map() }));
+    if (!facts) known.set(key, (facts = { type, relation: factRelation, byId: maps.open(key) }));
     return facts;
   };
   const stepsOf = (from: RelationFacts): Step[] =>
@@ -104,7 +123,7 @@ export async function listObjects(
     // Expand each fact once, and once more if a candidate turns out definite; the walk goes level
     // by level, so the first depth recorded is the smallest.
     if (previous !== undefined && (isDefinite(previous) || !definite)) return;
-    facts.byId.set(id, packed(factDepth, definite));
+    facts.byId.set(id, packed(Math.min(factDepth, depthBound), definite));
     // A relation no edge leaves (the target, usually) has nothing to expand: a large answer is not
     // copied into the frontier as well.
     if (stepsOf(facts).length > 0) into.push(facts, id, definite);
@@ -133,20 +152,24 @@ export async function listObjects(
     depth += 1;
   }
 
-  const ids: string[] = [];
+  const targetFacts = known.get(relationKey(objectType, relation))?.byId;
+  // Sized once for every fact (then cut to the answer): a large answer is not copied as it grows.
+  const ids = new Array<string>(targetFacts?.size ?? 0);
+  let found = 0;
   const candidates: string[] = [];
-  known.get(relationKey(objectType, relation))?.byId.forEach((fact, id) => {
+  targetFacts?.forEach((fact, id) => {
     if (!isDefinite(fact)) candidates.push(id);
     // Every path is that long, so a check of this object would fail the same way.
     else if (depthOf(fact) >= options.maxDepth) {
       throw new FgaError('MAX_DEPTH_EXCEEDED', `resolution exceeded the maximum depth of ${options.maxDepth} at ${objectType}:${id}`);
-    } else ids.push(id);
+    } else ids[found++] = id;
   });
   const checker = new CheckResolver(typesystem, reader, subject, options);
   for (const id of candidates) {
     const outcome = checker.resolve(objectType, id, relation, 0);
-    if ((isPromise(outcome) ? await outcome : outcome) === Outcome.allowed) ids.push(id);
+    if ((isPromise(outcome) ? await outcome : outcome) === Outcome.allowed) ids[found++] = id;
   }
+  ids.length = found;
   return ids.sort();
 }
 

@@ -1,6 +1,5 @@
 import { grants } from '../../roles/index.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
 import { z, type ZodType } from 'zod';
 import { platformError } from '../../../platform/errors.ts';
 import { principalOf } from '../../../platform/http/authentication.ts';
@@ -12,6 +11,7 @@ import { instantQuery } from '../../../platform/http/schemas.ts';
 import type { HttpServer } from '../../../platform/http/server.ts';
 import { tenantOf } from '../../../platform/http/tenant-resolution.ts';
 import { checkResultSchema, consistencyToken, expandTreeSchema, fgaGuard, listObjectsSchema, queryFields, queryObjectId } from '../http-schemas.ts';
+import { answerBody } from './answer-body.ts';
 import type { AuthorizationAsOf } from './as-of.ts';
 import type { AuthorizationQueries } from './authorization.ts';
 
@@ -81,14 +81,15 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
   }
 
   // A very large answer is written a chunk of ids at a time, never as one string, and the JSON one
-  // is not copied by the response schema's parse either (docs/decisions.md).
-  const chunked = (reply: FastifyReply, type: string, chunks: Generator<string>) => reply.type(type).send(Readable.from(chunks, { objectMode: true, highWaterMark: 1 }));
+  // is not copied by the response schema's parse either (docs/decisions.md); a smaller one is
+  // written whole, so the socket, not the heap, keeps what a slow client has not read yet.
+  const chunked = (reply: FastifyReply, type: string, chunks: Generator<string>, ids: number) => reply.type(type).send(answerBody(chunks, ids));
   const objectIdLines = {
     schema: z.object({ objectId: z.string() }).describe('one object id per line, sorted; as many lines as `total` in the JSON answer'),
-    send: ({ objectIds }: { objectIds: string[] }, reply: FastifyReply) => chunked(reply, NDJSON, ndjsonChunks(objectIds, (objectId) => ({ objectId }))),
+    send: ({ objectIds }: { objectIds: string[] }, reply: FastifyReply) => chunked(reply, NDJSON, ndjsonChunks(objectIds, (objectId) => ({ objectId })), objectIds.length),
     // {"ok":true,"data":{"objectIds":[...],"total":n(,"asOf":...)}}: the envelope ok() builds, in the schema's key order.
     json: ({ objectIds, ...rest }: { objectIds: string[]; total: number }, reply: FastifyReply) =>
-      chunked(reply, 'application/json; charset=utf-8', jsonArrayChunks('{"ok":true,"data":{"objectIds":', objectIds, `,${JSON.stringify(rest).slice(1)}}`)),
+      chunked(reply, 'application/json; charset=utf-8', jsonArrayChunks('{"ok":true,"data":{"objectIds":', objectIds, `,${JSON.stringify(rest).slice(1)}}`), objectIds.length),
   };
 
   query('/api/fga/check', 'Does the subject have the relation with the object? With explain, how it was resolved; with asOf, as it stood then', checkBody, checkResultSchema, queries.check, past.check);
