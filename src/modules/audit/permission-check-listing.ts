@@ -11,20 +11,9 @@ export interface ChunkFilter {
   to?: Date | undefined;
 }
 
-interface ChunkHeader {
-  chunk_id: string;
-  first_created_at: Date;
-  last_created_at: Date;
-  entry_count: number;
-  inside: boolean;
-}
-
 /** Newest first, then the greater id first: audit_log's order (created_at desc, id desc). */
 export const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
   a.createdAt === b.createdAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.createdAt < b.createdAt ? 1 : -1;
-
-const FIRST_PAGE = 64;
-const LARGEST_PAGE = 4_000;
 
 /** The chunks that may hold matching entries, and whether all of a chunk's entries lie in the time range. */
 function chunkConditions(tenant: string, filter: ChunkFilter): { where: string; inside: string; params: unknown[] } {
@@ -60,10 +49,10 @@ const inRange = (filter: ChunkFilter) => {
  * counted up to `cap`. `olderBound`: the listing already has `wanted` entries at least this new
  * elsewhere, so chunks ending before it cannot reach its page.
  *
- * Chunks are walked newest end first; once the chunks lying wholly in the range hold `wanted`
- * entries, none of them older than F (their oldest start), the `wanted` newest entries are all at
- * least as new as F: the walk stops at the first chunk ending before F, and only the chunks it
- * passed are read and expanded.
+ * The newest chunks lying wholly in the range that together hold `wanted` entries start no earlier
+ * than some instant F, so the `wanted` newest entries are all at least as new as F: only chunks
+ * ending at F or later are read and expanded (one index range). F comes from an index-only walk
+ * of at most `wanted` chunk headers; the count from one of at most `cap`.
  */
 export async function permissionChecksFor(
   db: Queryable,
@@ -74,59 +63,39 @@ export async function permissionChecksFor(
   cap: number,
 ): Promise<{ entries: ListedEntry[]; count: number; countCapped: boolean }> {
   const { where, inside, params } = chunkConditions(tenant, filter);
-  const headers = (extra: string, extraParams: unknown[], limit: number) =>
-    db.query<ChunkHeader>(
-      `select chunk_id, first_created_at, last_created_at, entry_count, ${inside} as inside from audit_permission_checks
-        where ${where}${extra} order by last_created_at desc, chunk_id desc limit ${limit}`,
-      [...params, ...extraParams],
-    );
-  const counting = db.query<{ inside: number; chunks: number; partial: string[] }>(
-    `select coalesce(sum(entry_count) filter (where inside), 0)::int as inside, count(*)::int as chunks,
-            coalesce(array_agg(chunk_id) filter (where not inside), '{}') as partial
-       from (select chunk_id, entry_count, ${inside} as inside from audit_permission_checks where ${where}
-              order by last_created_at desc, chunk_id desc limit ${cap}) as matching`,
-    params,
-  );
-
-  let bound = olderBound;
-  let counted = 0;
-  let oldestCountedStart: string | null = null;
-  const selected: string[] = [];
-  let page = FIRST_PAGE;
-  let after: ChunkHeader | null = null;
-  walk: for (;;) {
-    const keyset: [string, unknown[]] = after ? [` and (last_created_at, chunk_id) < ($${params.length + 1}, $${params.length + 2})`, [after.last_created_at, after.chunk_id]] : ['', []];
-    const { rows } = await headers(keyset[0], keyset[1], page);
-    for (const header of rows) {
-      const last = header.last_created_at.toISOString();
-      if (bound !== null && last < bound) break walk;
-      selected.push(header.chunk_id);
-      if (header.inside && counted < wanted) {
-        counted += header.entry_count;
-        const first = header.first_created_at.toISOString();
-        if (oldestCountedStart === null || first < oldestCountedStart) oldestCountedStart = first;
-        if (counted >= wanted && (bound === null || oldestCountedStart > bound)) bound = oldestCountedStart;
-      }
-    }
-    if (rows.length < page) break;
-    after = rows[rows.length - 1]!;
-    page = Math.min(page * 4, LARGEST_PAGE);
-  }
-
-  const count = (await counting).rows[0]!;
+  const newest = 'order by last_created_at desc, chunk_id desc';
+  const [window, counted] = await Promise.all([
+    db.query<{ start: Date | null; held: number }>(
+      `select min(first_created_at) filter (where newer < ${wanted}) as start, coalesce(sum(entry_count), 0)::int as held
+         from (select first_created_at, entry_count, sum(entry_count) over (${newest}) - entry_count as newer
+                 from audit_permission_checks where ${where} and ${inside} ${newest} limit ${wanted}) as chunks`,
+      params,
+    ),
+    db.query<{ inside: number; chunks: number; partial: string[] }>(
+      `select coalesce(sum(entry_count) filter (where inside), 0)::int as inside, count(*)::int as chunks,
+              coalesce(array_agg(chunk_id) filter (where not inside), '{}') as partial
+         from (select chunk_id, entry_count, ${inside} as inside from audit_permission_checks where ${where} ${newest} limit ${cap}) as matching`,
+      params,
+    ),
+  ]);
+  const held = window.rows[0]!;
+  const start = held.held >= wanted ? held.start!.toISOString() : null;
+  const bound = start !== null && (olderBound === null || start > olderBound) ? start : olderBound;
+  const count = counted.rows[0]!;
   const partial = new Set(count.partial);
-  const { rows: chunks } = await db.query<ChunkRow & { chunk_id: string }>(
-    'select chunk_id, user_id, client_ip, user_agent, entries from audit_permission_checks where tenant_id = $1 and chunk_id = any($2::uuid[])',
-    [tenant, [...new Set([...selected, ...partial])]],
-  );
+  const columns = 'chunk_id, user_id, client_ip, user_agent, entries';
+  // The chunks that may reach the page (one index range), and those the count could not take whole.
+  const [reaching, counting] = await Promise.all([
+    db.query<ChunkRow>(
+      `select ${columns} from audit_permission_checks where ${where}${bound === null ? '' : ` and last_created_at >= $${params.length + 1}`}`,
+      bound === null ? params : [...params, bound],
+    ),
+    partial.size === 0
+      ? { rows: [] }
+      : db.query<ChunkRow>(`select ${columns} from audit_permission_checks where tenant_id = $1 and chunk_id = any($2::uuid[])`, [tenant, [...partial]]),
+  ]);
   const matches = inRange(filter);
-  const chosen = new Set(selected);
-  const entries: ListedEntry[] = [];
-  let partialMatches = 0;
-  for (const chunk of chunks) {
-    const matching = entriesOfChunk(chunk).filter(matches);
-    if (partial.has(chunk.chunk_id)) partialMatches += matching.length;
-    if (chosen.has(chunk.chunk_id)) entries.push(...matching);
-  }
+  const entries = reaching.rows.flatMap((chunk) => entriesOfChunk(chunk).filter(matches));
+  const partialMatches = counting.rows.reduce((n, chunk) => n + entriesOfChunk(chunk).filter(matches).length, 0);
   return { entries: entries.sort(newestFirst), count: count.inside + partialMatches, countCapped: count.chunks === cap };
 }
