@@ -8,13 +8,23 @@ import { cpus, loadavg } from 'node:os';
 import { AUDIT_TOTAL_CAP } from '../../src/modules/audit/queries.ts';
 import { driveTuples, pick, USERS, DOCUMENTS, DRIVE_MODEL, viewerCheck } from './drive-dataset.ts';
 import { parseTuple } from '../../src/modules/fga/tuple.ts';
-import { httpLoad } from './http-load.ts';
+import { httpLoad, pinToCore } from './http-load.ts';
 import { benchService, timed } from './service.ts';
 import { fmt, nodeCpu, postgresCpu } from './support.ts';
 
 const TENANT = 'platform';
 const ENTRIES = 1_000_000;
 const CHECKS = 20_000;
+/**
+ * The server on core 0 and the load generator on core 1, PostgreSQL unpinned: the server is pinned
+ * once PostgreSQL runs, and unpinned before the next one starts (a child inherits the pinning).
+ */
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+const ALL_CORES = `0-${cpus().length - 1}`;
+let pinned = false;
+/** Rounds of (off, on): alternating spreads a drift of the machine's load over both sides. */
+const ROUNDS = 2;
 
 type Bench = Awaited<ReturnType<typeof benchService>>;
 
@@ -41,6 +51,7 @@ interface CheckFigures {
 
 async function checkThroughput(audit: boolean): Promise<CheckFigures> {
   const bench = await benchService({ IAM_RELAY_ENABLED: 'false', AUDIT_PERMISSION_CHECKS: String(audit) });
+  pinned = pinToCore(process.pid, SERVER_CORE);
   try {
     const token = await adminToken(bench);
     await seedTuples(bench, token);
@@ -49,11 +60,12 @@ async function checkThroughput(audit: boolean): Promise<CheckFigures> {
     const port = typeof address === 'object' && address ? address.port : 0;
     const headers = { 'x-tenant': TENANT, authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const bodies = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck(`u${pick(USERS)}`, `d${pick(DOCUMENTS)}`)));
-    await httpLoad({ url: `http://127.0.0.1:${port}/api/fga/check`, headers, bodies, concurrency: 32, requests: 2_000 }); // warm-up
+    const core = pinned ? LOAD_CORE : undefined;
+    await httpLoad({ url: `http://127.0.0.1:${port}/api/fga/check`, headers, bodies, concurrency: 32, requests: 2_000, core }); // warm-up
     const postgres = await postgresCpu(bench.db.pool);
     const [nodeBefore, postgresBefore] = [nodeCpu(), postgres()];
     const started = performance.now();
-    const result = await httpLoad({ url: `http://127.0.0.1:${port}/api/fga/check`, headers, bodies, concurrency: 32, requests: CHECKS });
+    const result = await httpLoad({ url: `http://127.0.0.1:${port}/api/fga/check`, headers, bodies, concurrency: 32, requests: CHECKS, core });
     await bench.service.permissionChecks.drain();
     const seconds = (performance.now() - started) / 1000;
     const [nodeAfter, postgresAfter] = [nodeCpu(), postgres()];
@@ -69,6 +81,7 @@ async function checkThroughput(audit: boolean): Promise<CheckFigures> {
     return { perSecond: result.perSecond, serverUs, postgresUs };
   } finally {
     await bench.close();
+    if (pinned) pinToCore(process.pid, ALL_CORES);
   }
 }
 
@@ -159,14 +172,26 @@ async function listingLatency(): Promise<void> {
 /** `npm run bench:audit -- listing` (or `writes`) runs one half only. */
 async function main(part = process.argv[2]): Promise<void> {
   if (part !== 'listing') {
-    const without = await checkThroughput(false);
-    const withAudit = await checkThroughput(true);
+    const off: CheckFigures[] = [];
+    const on: CheckFigures[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      off.push(await checkThroughput(false));
+      on.push(await checkThroughput(true));
+    }
+    const mean = (figures: CheckFigures[]): CheckFigures => ({
+      perSecond: figures.reduce((sum, f) => sum + f.perSecond, 0) / figures.length,
+      serverUs: figures.reduce((sum, f) => sum + f.serverUs, 0) / figures.length,
+      postgresUs: figures.some((f) => f.postgresUs === null) ? null : figures.reduce((sum, f) => sum + f.postgresUs!, 0) / figures.length,
+    });
+    const [without, withAudit] = [mean(off), mean(on)];
+    console.log(pinned ? `server on core ${SERVER_CORE}, load generator on core ${LOAD_CORE} (PostgreSQL unpinned)` : 'taskset unavailable: nothing pinned');
     // The goal (issue 12): writing PERMISSION_CHECK entries slows checks by no more than 10%. The
     // CPU figures say the same independently of other load on the machine (the server, load
     // generator and PostgreSQL share its cores).
     const cpuOf = (f: CheckFigures) => f.serverUs + (f.postgresUs ?? 0);
     console.log(
-      `PERMISSION_CHECK audit costs ${fmt((1 - withAudit.perSecond / without.perSecond) * 100, 1)}% of check throughput (goal: at most 10%); ` +
+      `Mean of ${ROUNDS} rounds: ${fmt(without.perSecond)} checks/s with recording off, ${fmt(withAudit.perSecond)} with it on; ` +
+        `PERMISSION_CHECK audit costs ${fmt((1 - withAudit.perSecond / without.perSecond) * 100, 1)}% of check throughput (goal: at most 10%); ` +
         `CPU per check (server + PostgreSQL) ${fmt(cpuOf(without), 1)} us without, ${fmt(cpuOf(withAudit), 1)} us with audit (+${fmt((cpuOf(withAudit) / cpuOf(without) - 1) * 100, 1)}%); ` +
         `load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
     );

@@ -89,10 +89,17 @@ export class PermissionCheckWriter {
     this.timer.unref();
   }
 
-  /** Writes the queue batch by batch; a batch leaves the queue only once written. */
-  private async flushAll(): Promise<void> {
+  /**
+   * Writes the queue batch by batch; a batch leaves the queue only once written. After the first
+   * batch only full ones follow at once (`everything`: all, at shutdown): what arrived meanwhile
+   * waits for the next interval, so a flush is a full batch or an interval's worth, not what
+   * arrived during one INSERT (each statement and commit costs PostgreSQL what a few hundred
+   * entries do: docs/performance.md).
+   */
+  private async flushAll(everything = false): Promise<void> {
     let failures = 0;
-    while (this.queue.length > 0) {
+    let written = false;
+    while (this.queue.length > 0 && (everything || !written || this.headChunks !== null || this.queue.length >= this.options.batchSize)) {
       this.headChunks ??= chunksOf(this.queue.slice(0, this.options.batchSize), newId);
       const batchSize = this.headChunks.reduce((n, chunk) => n + chunk.entries.length, 0);
       try {
@@ -100,6 +107,7 @@ export class PermissionCheckWriter {
         this.queue.splice(0, batchSize);
         this.headChunks = null;
         this.written.inc(batchSize);
+        written = true;
         failures = 0;
       } catch (error) {
         failures += 1;
@@ -128,7 +136,7 @@ export class PermissionCheckWriter {
       await this.flushing;
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
-      await this.flushAll();
+      await this.flushAll(true);
     } finally {
       this.draining = false;
     }
