@@ -72,8 +72,8 @@ async function run(plan: LoadPlan): Promise<LoadResult> {
   return { perSecond: plan.requests / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), failures };
 }
 
-/** Pins a process and all its threads to one CPU core; false when taskset is missing or refuses. */
-export function pinToCore(pid: number, core: number): boolean {
+/** Pins a process and all its threads to one CPU core (or a taskset list such as `0-1`); false when taskset is missing or refuses. */
+export function pinToCore(pid: number, core: number | string): boolean {
   try {
     execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
     return true;

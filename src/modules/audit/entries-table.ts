@@ -43,7 +43,8 @@ export async function insertAuditEntries(db: Queryable, entries: readonly AuditE
  * GDPR erasure, the audit log's one permitted rewrite (migrations 0017, 0023): `fields` of
  * metadata.before / metadata.after read "[ERASED]" in every entry of the resource, and so do
  * client_ip and user_agent in those entries and in every entry the person acted in (user_id: the
- * resource that erases is a user), permission checks included. Runs inside the caller's
+ * resource that erases is a user), permission checks included (in audit_log before migration 0029,
+ * in audit_permission_checks since). Runs inside the caller's
  * transaction, which declares itself the erasure writer only for these statements.
  */
 export async function eraseAuditEntries(
@@ -72,6 +73,11 @@ export async function eraseAuditEntries(
         where tenant_id = $1 and ((resource = $2 and resource_id = $3) or user_id = $3)
           and (client_ip <> $4 or user_agent <> $4)`,
       [target.tenantId, target.resource, target.resourceId, ERASED],
+    );
+    await tx.query(
+      `update audit_permission_checks set client_ip = case when client_ip is null then null else $3 end, user_agent = case when user_agent is null then null else $3 end
+        where tenant_id = $1 and user_id = $2 and (client_ip <> $3 or user_agent <> $3)`,
+      [target.tenantId, target.resourceId, ERASED],
     );
   } finally {
     await tx.query("select set_config('iam.audit_erasure', 'off', true)");

@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { Metrics } from '../../platform/metrics.ts';
-import { insertAuditEntries } from './entries-table.ts';
+import { newId } from '../../platform/ids.ts';
 import type { AuditEntry } from './entry.ts';
+import { chunksOf, insertPermissionCheckChunks, type PermissionCheckChunk } from './permission-check-chunks.ts';
 
 export interface PermissionCheckWriterOptions {
   db: Queryable;
@@ -11,7 +12,7 @@ export interface PermissionCheckWriterOptions {
   metrics: Metrics;
   /** Entries waiting beyond this are dropped (and counted): a request never waits for the audit. */
   maxQueue: number;
-  /** Rows per INSERT; a full batch is written at once, a partial one after flushIntervalMs. */
+  /** Entries per INSERT; a full batch is written at once, a partial one after flushIntervalMs. */
   batchSize: number;
   flushIntervalMs: number;
   /** The first wait before a failed batch is written again (doubling up to 5 s); default 100 ms. */
@@ -24,14 +25,18 @@ const DRAIN_ATTEMPTS = 5;
 
 /**
  * The PERMISSION_CHECK write path: `record` only queues (no await, no I/O on the request), and a
- * single writer flushes the queue with one INSERT per batch. Entries are observations, not state
- * changes, so they go straight to audit_log rather than through the event store (docs/decisions.md).
- * A batch stays at the head of the queue until its INSERT succeeded: a failed write is retried with
- * backoff (the same ids, and the INSERT skips ids already there, so a retry never duplicates), and
- * meanwhile the bounded queue refuses new entries rather than grow.
+ * single writer flushes the queue with one INSERT per batch, a row per chunk of entries (tenant,
+ * user, client IP and user agent in common: permission-check-chunks.ts). Entries are observations,
+ * not state changes, so they are stored directly rather than through the event store
+ * (docs/decisions.md). A batch stays at the head of the queue until its INSERT succeeded: a failed
+ * write is retried with backoff (the same chunks and ids, and the INSERT skips chunk ids already
+ * there, so a retry never duplicates), and meanwhile the bounded queue refuses new entries rather
+ * than grow.
  */
 export class PermissionCheckWriter {
   private queue: AuditEntry[] = [];
+  /** The head batch's chunks, made once so that every attempt writes the same chunk ids. */
+  private headChunks: PermissionCheckChunk[] | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   /** Set by drain: a failing batch is then given up after DRAIN_ATTEMPTS instead of retried for ever. */
@@ -84,26 +89,37 @@ export class PermissionCheckWriter {
     this.timer.unref();
   }
 
-  /** Writes the queue batch by batch; a batch leaves the queue only once written. */
-  private async flushAll(): Promise<void> {
+  /**
+   * Writes the queue batch by batch; a batch leaves the queue only once written. After the first
+   * batch only full ones follow at once (`everything`: all, at shutdown): what arrived meanwhile
+   * waits for the next interval, so a flush is a full batch or an interval's worth, not what
+   * arrived during one INSERT (each statement and commit costs PostgreSQL what a few hundred
+   * entries do: docs/performance.md).
+   */
+  private async flushAll(everything = false): Promise<void> {
     let failures = 0;
-    while (this.queue.length > 0) {
-      const batch = this.queue.slice(0, this.options.batchSize);
+    let written = false;
+    while (this.queue.length > 0 && (everything || !written || this.headChunks !== null || this.queue.length >= this.options.batchSize)) {
+      this.headChunks ??= chunksOf(this.queue.slice(0, this.options.batchSize), newId);
+      const batchSize = this.headChunks.reduce((n, chunk) => n + chunk.entries.length, 0);
       try {
-        await insertAuditEntries(this.options.db, batch);
-        this.queue.splice(0, batch.length);
-        this.written.inc(batch.length);
+        await insertPermissionCheckChunks(this.options.db, this.headChunks);
+        this.queue.splice(0, batchSize);
+        this.headChunks = null;
+        this.written.inc(batchSize);
+        written = true;
         failures = 0;
       } catch (error) {
         failures += 1;
         this.failedWrites.inc();
         if (this.draining && failures >= DRAIN_ATTEMPTS) {
-          this.queue.splice(0, batch.length);
-          this.dropped.inc({ reason: 'write_failed' }, batch.length);
-          this.options.logger.error({ err: error, entries: batch.length }, 'permission-check audit entries lost: still failing at shutdown');
+          this.queue.splice(0, batchSize);
+          this.headChunks = null;
+          this.dropped.inc({ reason: 'write_failed' }, batchSize);
+          this.options.logger.error({ err: error, entries: batchSize }, 'permission-check audit entries lost: still failing at shutdown');
           continue;
         }
-        this.options.logger.warn({ err: error, entries: batch.length, attempt: failures }, 'writing permission-check audit entries failed; retrying');
+        this.options.logger.warn({ err: error, entries: batchSize, attempt: failures }, 'writing permission-check audit entries failed; retrying');
         const delay = Math.min(MAX_RETRY_DELAY_MS, (this.options.retryDelayMs ?? 100) * 2 ** (failures - 1));
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }
@@ -120,7 +136,7 @@ export class PermissionCheckWriter {
       await this.flushing;
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
-      await this.flushAll();
+      await this.flushAll(true);
     } finally {
       this.draining = false;
     }

@@ -1,5 +1,7 @@
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { AuditEntry } from './entry.ts';
+import { newestFirst, permissionChecksFor } from './permission-check-listing.ts';
+import { PERMISSION_CHECK } from './vocabulary.ts';
 
 export interface AuditLogFilter {
   offset: number;
@@ -52,6 +54,8 @@ const toItem = (row: AuditRow): AuditLogItem => ({
  */
 export const AUDIT_TOTAL_CAP = 10_000;
 
+const COLUMNS = 'id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at';
+
 /** Reads of the audit log, newest first, always within one tenant. */
 export function auditQueries(db: Queryable) {
   return {
@@ -76,19 +80,39 @@ export function auditQueries(db: Queryable) {
       for (const action of filter.excludeActions) add((p) => `action <> ${p}`, action);
       const condition = where.join(' and ');
       const cap = Math.max(AUDIT_TOTAL_CAP, filter.offset + filter.limit + 1);
-      const [page, count] = await Promise.all([
-        db.query<AuditRow>(
-          `select id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at
-             from audit_log where ${condition} order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`,
-          params,
-        ),
-        // Ordered like the page: the count then walks the index that serves the page, index-only.
-        // Unordered, a filter matching most rows (action=PERMISSION_CHECK) was planned as a
-        // sequential scan, slow whenever the table's pages were not cached.
-        db.query<{ total: string }>(`select count(*) as total from (select from audit_log where ${condition} order by created_at desc, id desc limit ${cap}) as matching`, params),
+      // Ordered like the page: the count then walks the index that serves the page, index-only.
+      // Unordered, a filter matching most rows (action=PERMISSION_CHECK) was planned as a
+      // sequential scan, slow whenever the table's pages were not cached.
+      const counting = db.query<{ total: string }>(
+        `select count(*) as total from (select from audit_log where ${condition} order by created_at desc, id desc limit ${cap}) as matching`,
+        params,
+      );
+      const includesChecks = (filter.action === undefined || filter.action === PERMISSION_CHECK) && !filter.excludeActions.includes(PERMISSION_CHECK);
+      if (!includesChecks) {
+        const [page, count] = await Promise.all([
+          db.query<AuditRow>(`select ${COLUMNS} from audit_log where ${condition} order by created_at desc, id desc limit ${filter.limit} offset ${filter.offset}`, params),
+          counting,
+        ]);
+        const total = Number(count.rows[0]?.total ?? 0);
+        return { items: page.rows.map(toItem), total, totalCapped: total === cap };
+      }
+      // PERMISSION_CHECK entries live in chunks (migration 0029; older ones still in audit_log): the
+      // page is the merge of audit_log's newest offset + limit keys and the chunks' newest entries.
+      const wanted = filter.offset + filter.limit;
+      const [{ rows: keys }, count] = await Promise.all([
+        db.query<{ id: string; created_at: Date }>(`select id, created_at from audit_log where ${condition} order by created_at desc, id desc limit ${wanted}`, params),
+        counting,
       ]);
-      const total = Number(count.rows[0]?.total ?? 0);
-      return { items: page.rows.map(toItem), total, totalCapped: total === cap };
+      const logged = keys.map((key) => ({ id: key.id, createdAt: key.created_at.toISOString(), item: null as AuditLogItem | null }));
+      const checks = await permissionChecksFor(db, tenant, filter, wanted, keys.length === wanted ? logged[wanted - 1]!.createdAt : null, cap);
+      const page = [...logged, ...checks.entries.map((item) => ({ id: item.id, createdAt: item.createdAt, item }))]
+        .sort(newestFirst)
+        .slice(filter.offset, wanted);
+      const fromLog = page.filter((entry) => entry.item === null).map((entry) => entry.id);
+      const rows = fromLog.length === 0 ? { rows: [] } : await db.query<AuditRow>(`select ${COLUMNS} from audit_log where tenant_id = $1 and id = any($2::uuid[])`, [tenant, fromLog]);
+      const byId = new Map(rows.rows.map((row) => [row.id, toItem(row)]));
+      const total = Math.min(cap, Number(count.rows[0]?.total ?? 0) + checks.count);
+      return { items: page.map((entry) => entry.item ?? byId.get(entry.id)!), total, totalCapped: total === cap || checks.countCapped };
     },
   };
 }

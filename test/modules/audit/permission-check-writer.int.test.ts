@@ -34,12 +34,18 @@ describe('PermissionCheckWriter', () => {
     const name = `refuse_${tenant}`;
     await db.pool.query(`create function ${name}() returns trigger language plpgsql as $$
       begin if new.tenant_id = '${tenant}' then raise exception 'refused for the test'; end if; return new; end $$`);
-    await db.pool.query(`create trigger ${name} before insert on audit_log for each row execute function ${name}()`);
+    await db.pool.query(`create trigger ${name} before insert on audit_permission_checks for each row execute function ${name}()`);
     return async () => {
-      await db.pool.query(`drop trigger ${name} on audit_log`);
+      await db.pool.query(`drop trigger ${name} on audit_permission_checks`);
     };
   };
-  const rows = async (tenant: string) => Number((await db.pool.query('select count(*) from audit_log where tenant_id = $1', [tenant])).rows[0].count);
+  /** Entries stored for the tenant, over all its chunks. */
+  const rows = async (tenant: string) =>
+    Number((await db.pool.query('select coalesce(sum(entry_count), 0) as count from audit_permission_checks where tenant_id = $1', [tenant])).rows[0].count);
+  const storedIds = async (tenant: string) =>
+    (await db.pool.query<{ entries: string }>('select entries from audit_permission_checks where tenant_id = $1', [tenant])).rows
+      .flatMap((row) => (JSON.parse(row.entries) as [string][]).map(([id]) => id))
+      .sort();
   const setup = (options: { maxQueue: number; batchSize: number; flushIntervalMs: number; retryDelayMs?: number }) => {
     const metrics = createMetrics();
     const statements: unknown[][] = [];
@@ -50,13 +56,16 @@ describe('PermissionCheckWriter', () => {
     return { writer, statements, metric };
   };
 
-  it('writes a full batch at once in one INSERT of one array per column and the rest after the interval', async () => {
+  it('writes a full batch at once in one INSERT, a chunk row per user, and the rest after the interval', async () => {
     const { writer, statements } = setup({ maxQueue: 1000, batchSize: 50, flushIntervalMs: 100 });
-    for (let i = 0; i < 120; i++) writer.record(entry('batched'));
+    const recorded = Array.from({ length: 120 }, (_, i) => ({ ...entry('batched'), userId: `u${i % 2}` }));
+    for (const e of recorded) writer.record(e);
     await expect.poll(() => rows('batched'), { timeout: 5000 }).toBe(120);
     expect(statements.length).toBeLessThanOrEqual(4);
-    expect(statements.every((values) => values.length === 13)).toBe(true);
-    expect(Math.max(...statements.map((values) => (values[0] as unknown[]).length))).toBe(50);
+    expect(statements.every((values) => values.length === 9)).toBe(true);
+    // A full batch of 50 from two users: two chunks of 25 entries.
+    expect(statements[0]![7]).toEqual([25, 25]);
+    expect(await storedIds('batched')).toEqual(recorded.map((e) => e.id).sort());
     await writer.drain();
   });
 
@@ -70,8 +79,7 @@ describe('PermissionCheckWriter', () => {
     expect(writer.pending).toBe(50);
     await accept();
     await expect.poll(() => writer.pending, { timeout: 10_000 }).toBe(0);
-    const { rows: written } = await db.pool.query<{ id: string }>("select id from audit_log where tenant_id = 'retried' order by id");
-    expect(written.map((row) => row.id)).toEqual(recorded.map((e) => e.id).sort());
+    expect(await storedIds('retried')).toEqual(recorded.map((e) => e.id).sort());
     expect(await metric('iam_audit_permission_checks_dropped_total')).not.toContain('write_failed');
     await writer.drain();
   });
