@@ -80,6 +80,11 @@ export class HttpsClient {
   private readonly resolve: Resolver;
   private guarded: https.Agent | null = null;
   private readonly resolutions = new Map<string, { addresses: ReturnType<Resolver>; expiresAt: number }>();
+  /**
+   * The cuts of the requests in flight, per interrupting signal: one listener per signal rather than
+   * one per request, as each addEventListener walks the signal's listeners (thousands in flight).
+   */
+  private readonly cutsBySignal = new WeakMap<AbortSignal, Set<(reason: Error) => void>>();
 
   constructor(private readonly options: HttpsClientOptions) {
     this.resolve = options.resolve ?? systemResolver;
@@ -201,6 +206,20 @@ export class HttpsClient {
     this.guarded?.destroy();
   }
 
+  private onAbort(signal: AbortSignal, stop: (reason: Error) => void): void {
+    if (signal.aborted) return stop(signal.reason as Error);
+    let cuts = this.cutsBySignal.get(signal);
+    if (!cuts) {
+      const registered = new Set<(reason: Error) => void>();
+      signal.addEventListener('abort', () => {
+        for (const cutOne of [...registered]) cutOne(signal.reason as Error);
+      }, { once: true });
+      this.cutsBySignal.set(signal, registered);
+      cuts = registered;
+    }
+    cuts.add(stop);
+  }
+
   /** The pool for the receiver at `url`'s origin, connecting only to the checked `address`. */
   private poolFor({ url, address, family }: { url: URL; address: string; family: number }): ConnectionPool {
     const key = `${url.origin} ${address}`;
@@ -246,7 +265,7 @@ export class HttpsClient {
         if (settled) return;
         settled = true;
         clearTimeout(timeout);
-        signal?.removeEventListener('abort', stop);
+        if (signal) this.cutsBySignal.get(signal)?.delete(stop);
         if (error) reject(error);
         else resolve({ status, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
       };
@@ -260,8 +279,8 @@ export class HttpsClient {
         const error = new Error(`no answer within ${this.options.timeoutMs} ms`);
         cut(error, error);
       }, this.options.timeoutMs);
-      const stop = () => cut(signal!.reason as Error, signal!.reason as Error);
-      signal?.addEventListener('abort', stop, { once: true });
+      const stop = (reason: Error) => cut(reason, reason);
+      if (signal) this.onAbort(signal, stop);
       this.poolFor(target).dispatch(
         { method: 'POST', path: `${target.url.pathname}${target.url.search}`, headers: request.headers, body: request.body },
         {
