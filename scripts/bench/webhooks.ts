@@ -101,17 +101,21 @@ async function main(): Promise<void> {
         `${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`,
     );
     for (const line of statements.top(delivered)) console.log(line);
-    // Where the time went: from the event to its queue row (relay, bus, fan-out), then to the attempt's end.
-    const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number }>(
+    // Where the time went: from the event to its first send (the consumer's own attempt) or its queue
+    // row (relay, bus, fan-out), then to the answer being recorded, for deliveries settled at the first attempt.
+    const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number; first: string }>(
       `select percentile_cont(0.5) within group (order by queued) as queued_p50, percentile_cont(0.99) within group (order by queued) as queued_p99,
-              percentile_cont(0.5) within group (order by sent) as sent_p50, percentile_cont(0.99) within group (order by sent) as sent_p99
+              percentile_cont(0.5) within group (order by sent) as sent_p50, percentile_cont(0.99) within group (order by sent) as sent_p99, count(*) as first
          from (select extract(epoch from d.created_at - (e.metadata->>'occurredAt')::timestamptz) * 1000 as queued,
-                      extract(epoch from a.started_at - d.created_at) * 1000 + a.duration_ms as sent
+                      extract(epoch from d.updated_at - d.created_at) * 1000 as sent
                  from outbound_deliveries d join events e on e.event_id = d.event_id::uuid
-                 join outbound_attempts a on a.delivery_id = d.id and a.attempt = 1) stages`,
+                where d.feature = 'webhooks' and d.status = 'delivered' and d.attempts = 1) stages`,
     );
     const stages = rows[0]!;
-    console.log(`  event -> queued: p50 ${fmt(stages.queued_p50)} ms, p99 ${fmt(stages.queued_p99)} ms; queued -> answered: p50 ${fmt(stages.sent_p50)} ms, p99 ${fmt(stages.sent_p99)} ms`);
+    console.log(
+      `  ${fmt(Number(stages.first))} delivered at the first attempt: event -> sent or queued: p50 ${fmt(stages.queued_p50)} ms, p99 ${fmt(stages.queued_p99)} ms; ` +
+        `-> recorded: p50 ${fmt(stages.sent_p50)} ms, p99 ${fmt(stages.sent_p99)} ms`,
+    );
     console.log(`load average at end: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
   } finally {
     await bench.close();

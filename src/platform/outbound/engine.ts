@@ -111,7 +111,7 @@ const TROUBLED_TARGETS_KEPT = 10_000;
  * reaches each target once), the delivered ones with their attempt, and the rest (failed, still
  * unanswered) as queue rows, so the bus offset moves only once every delivery is recorded or queued:
  * a crash before that commit sends the batch again (at least once, same event id). A target with a
- * consumer attempt that failed or was unanswered at the end of the wait is not attempted by the
+ * consumer attempt that failed, or that answered none by the end of the wait, is not attempted by the
  * consumer again until one of its deliveries gets through: its deliveries are only enqueued, so a
  * slow or dead receiver holds the consumer up once, not at every batch.
  * The queue lives in PostgreSQL, so retries survive restarts and several instances share it.
@@ -137,8 +137,8 @@ export class OutboundEngine {
   private readonly pollMs: number;
   private readonly consumerWaitMs: number;
   /**
-   * Targets the consumer only enqueues for: one of its attempts failed or was still unanswered at
-   * the end of its wait. A delivered attempt of the target (in this instance) takes it off the list.
+   * Targets the consumer only enqueues for: one of its attempts failed, or none was answered by the
+   * end of its wait. A delivered attempt of the target (in this instance) takes it off the list.
    */
   private readonly troubledTargets = new Set<string>();
 
@@ -185,14 +185,15 @@ export class OutboundEngine {
     const delivered: DeliveredAttempt[] = [];
     const leased: ClaimedDelivery[] = [];
     const queued: ClaimedDelivery[] = [];
+    // A target that answered some of its deliveries in time is busy, not slow (a batch bigger than
+    // the wait can send leaves every target with answers still to come).
+    const answering = new Set(attempted.filter((delivery) => answers.has(delivery.id)).map((delivery) => delivery.targetId));
     for (const delivery of deliveries) {
       const answer = answers.get(delivery.id);
       if (answer?.result.ok) delivered.push({ delivery, result: answer.result, startedAt: answer.startedAt });
       else if (sends.has(delivery.id)) {
         leased.push(delivery);
-        // Bounded: targets deleted while troubled would stay forever.
-        if (this.troubledTargets.size >= TROUBLED_TARGETS_KEPT) this.troubledTargets.clear();
-        this.troubledTargets.add(delivery.targetId);
+        if (answer || !answering.has(delivery.targetId)) this.trouble(delivery.targetId);
       } else queued.push(delivery);
     }
     const now = clock.now();
@@ -228,6 +229,12 @@ export class OutboundEngine {
       this.wake();
       this.news.notifyEveryInstance();
     }
+  }
+
+  private trouble(targetId: string): void {
+    // Bounded: targets deleted while troubled would stay forever.
+    if (this.troubledTargets.size >= TROUBLED_TARGETS_KEPT) this.troubledTargets.clear();
+    this.troubledTargets.add(targetId);
   }
 
   /** The sends that settled within the consumer's wait (all of them, if they are quicker). */

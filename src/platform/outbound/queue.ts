@@ -144,28 +144,21 @@ export class OutboundQueue {
 
   /**
    * Inside the consumer's inbox transaction: deliveries the consumer attempted itself and that were
-   * answered 2xx, stored settled with their attempt in one statement (no claim, no update). Answers
-   * how many were new.
+   * answered 2xx, stored settled in one statement (no claim, no update). Such a row is the record of
+   * its only attempt (attempt 1, the answer, its duration; created_at is when it was sent), so it
+   * has no outbound_attempts row: those hold the attempts of deliveries that needed a retry or were
+   * sent by a worker. Answers how many were new.
    */
   async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[]): Promise<number> {
     if (attempts.length === 0) return 0;
-    const { rows } = await tx.query<{ inserted: number }>(
-      `with input as (
-         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-                as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
-       ), delivery as (
-         insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, attempts, next_attempt_at,
-                                          last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
-         select id, $12, tenant_id, target_id, event_id, event_type, payload, 'delivered', attempt, null,
-                response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
-           from input
-         on conflict (feature, target_id, event_id) do nothing
-         returning id
-       ), attempt as (
-         insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
-         select i.id, i.attempt, i.started_at, i.duration_ms, i.response_status, i.response_body, null from input i join delivery d on d.id = i.id
-       )
-       select count(*)::int as inserted from delivery`,
+    const { rowCount } = await tx.query(
+      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, attempts, next_attempt_at,
+                                        last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
+       select id, $12, tenant_id, target_id, event_id, event_type, payload, 'delivered', attempt, null,
+              response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
+         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+              as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
+       on conflict (feature, target_id, event_id) do nothing`,
       [
         ...attemptColumns(attempts),
         attempts.map((a) => a.delivery.tenantId),
@@ -176,7 +169,7 @@ export class OutboundQueue {
         this.feature,
       ],
     );
-    return rows[0]?.inserted ?? 0;
+    return rowCount ?? 0;
   }
 
   /**
