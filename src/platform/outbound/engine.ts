@@ -18,9 +18,9 @@ type SettledAttempt = { delivered: DeliveredAttempt } | { failed: FailedAttempt 
 type Sent = { result: AttemptResult; startedAt: Date } | null;
 
 /**
- * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim): a target
- * read once per batch rather than once per event or delivery, or the data of all the batch's items
- * read in one query (`items` is the whole batch).
+ * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim or of the
+ * consumer's own attempts): a target read once per batch rather than once per event or delivery,
+ * or the data of all the batch's items read in one query (`items` is the whole batch).
  */
 export class BatchMemo<Item> {
   private readonly values = new Map<string, Promise<unknown>>();
@@ -102,6 +102,8 @@ const CLAIM_WHEN_FREE_SHARE = 1 / 8;
  */
 const UNRECORDED_PER_SLOT = 2;
 const TROUBLED_TARGETS_KEPT = 10_000;
+/** A batch's deliveries the consumer attempts itself at most (the rest are enqueued): memory and timers stay bounded. */
+const CONSUMER_ATTEMPTS_MAX = 5_000;
 
 /**
  * The delivery engine: a consumer group turns events into deliveries and makes their first attempt
@@ -178,7 +180,7 @@ export class OutboundEngine {
     }
     // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
     if (deliveries.length === 0) return;
-    const attempted = deliveries.filter((delivery) => !this.troubledTargets.has(delivery.targetId));
+    const attempted = deliveries.filter((delivery) => !this.troubledTargets.has(delivery.targetId)).slice(0, CONSUMER_ATTEMPTS_MAX);
     const memo = new BatchMemo(attempted);
     const sends = new Map(attempted.map((delivery) => [delivery.id, this.send(delivery, memo)]));
     const answers = await this.answeredWithin(sends);
