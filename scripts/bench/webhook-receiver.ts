@@ -1,15 +1,22 @@
 /**
  * The webhooks benchmark's receiver, in a child process of its own so the benchmark's figures show
- * the service's cost apart from the receiver's: the tests' HTTPS receiver answering 204, noting
- * per arrival only the event id, the subscription (the URL) and the latency from the event's
- * timestamp. The parent drives it over IPC (down, up, report).
+ * the service's cost apart from the receiver's: a bare node:https server answering 204, noting per
+ * arrival only the event id, the subscription (the URL) and the latency from the event's timestamp,
+ * and checking the signature of one arrival in 100 with the subscription's secret. The parent drives
+ * it over IPC (secrets, down, up, report).
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startHttpsReceiver } from '../../test/support/https-receiver.ts';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { receiverCertificate } from '../../test/support/https-receiver.ts';
 
 const CHILD_FLAG = 'IAM_BENCH_WEBHOOK_RECEIVER';
 const PROGRESS_MS = 50;
+/** One arrival in this many has its signature checked. */
+const SIGNATURE_SAMPLE = 100;
 
 export interface ReceiverReport {
   /** Event-to-arrival latencies (ms) of every arrival. */
@@ -19,10 +26,12 @@ export interface ReceiverReport {
   duplicated: number;
   /** TLS connections the receiver accepted, and how many of them resumed a session. */
   connections: { accepted: number; resumed: number };
+  /** Arrivals whose signature was checked (a sample), and how many of them verified. */
+  signatures: { checked: number; valid: number };
   cpuMs: number;
 }
 
-type Command = { do: 'down' | 'up' | 'report' | 'stop' };
+type Command = { do: 'down' | 'up' | 'report' | 'stop' } | { do: 'secrets'; secrets: string[] };
 type Message = { ready: { url: string; caFile: string } } | { arrived: number } | { done: Command['do'] } | { report: ReceiverReport };
 
 /** Starts the receiver process; `arrived()` is its count of arrivals, refreshed every 50 ms. */
@@ -39,18 +48,20 @@ export async function startReceiverProcess() {
       waiting.set(key, resolve);
       child.once('exit', (code) => reject(new Error(`the receiver process exited with ${code}`)));
     });
-  const ask = (command: Command['do']) => {
-    const answer = next(command);
-    child.send({ do: command } satisfies Command);
+  const ask = (command: Command) => {
+    const answer = next(command.do);
+    child.send(command);
     return answer;
   };
   const { ready } = (await next('ready')) as Extract<Message, { ready: unknown }>;
   return {
     ...ready,
     arrived: () => arrived,
-    goDown: async () => void (await ask('down')),
-    comeUp: async () => void (await ask('up')),
-    report: async () => ((await ask('report')) as Extract<Message, { report: unknown }>).report,
+    /** The signing secret of each subscription, by its index (the `subscription` query parameter). */
+    knowSecrets: async (secrets: string[]) => void (await ask({ do: 'secrets', secrets })),
+    goDown: async () => void (await ask({ do: 'down' })),
+    comeUp: async () => void (await ask({ do: 'up' })),
+    report: async () => ((await ask({ do: 'report' })) as Extract<Message, { report: unknown }>).report,
     close: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send({ do: 'stop' } satisfies Command);
@@ -62,39 +73,77 @@ export async function startReceiverProcess() {
 export type ReceiverProcess = Awaited<ReturnType<typeof startReceiverProcess>>;
 
 async function runReceiver(): Promise<void> {
-  const receiver = await startHttpsReceiver({ record: false });
+  const { cert, key, caFile } = await receiverCertificate();
   const send = (message: Message) => process.send!(message);
   const latencies: number[] = [];
   const arrivals = new Map<string, number>();
-  receiver.answer(({ url, body }) => {
-    // The body starts {"id":"<uuid>","type":...,"timestamp":"<ISO>": read just those two fields.
-    const at = body.indexOf('"timestamp":"') + 13;
-    latencies.push(Date.now() - Date.parse(body.slice(at, body.indexOf('"', at))));
-    const key = `${body.slice(7, 43)} ${url}`;
-    arrivals.set(key, (arrivals.get(key) ?? 0) + 1);
-    return { status: 204 };
+  const connections = { accepted: 0, resumed: 0 };
+  const signatures = { checked: 0, valid: 0 };
+  let secrets: string[] = [];
+  // As little per request as a receiver can do: the body read whole, two fields sliced out, 204.
+  const server = createServer({ cert, key, keepAliveTimeout: 60_000 }, (request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      // The body starts {"id":"<uuid>","type":...,"timestamp":"<ISO>": read just those two fields.
+      const at = body.indexOf('"timestamp":"') + 13;
+      latencies.push(Date.now() - Date.parse(body.slice(at, body.indexOf('"', at))));
+      const url = request.url!;
+      const key = `${body.slice(7, 43)} ${url}`;
+      arrivals.set(key, (arrivals.get(key) ?? 0) + 1);
+      if (latencies.length % SIGNATURE_SAMPLE === 0) {
+        signatures.checked += 1;
+        const secret = secrets[Number(url.slice(url.indexOf('subscription=') + 13))];
+        if (secret && verifies(secret, request.headers, body)) signatures.valid += 1;
+      }
+      response.sendDate = false;
+      response.writeHead(204).end();
+    });
   });
+  server.on('secureConnection', (socket) => {
+    connections.accepted += 1;
+    if (socket.isSessionReused()) connections.resumed += 1;
+  });
+  let port = 0;
+  const listen = () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  await listen();
+  port = (server.address() as AddressInfo).port;
+
   const cpuAtStart = process.cpuUsage();
   const progress = setInterval(() => send({ arrived: latencies.length }), PROGRESS_MS);
-  process.on('message', async ({ do: command }: Command) => {
-    if (command === 'down') await receiver.goDown();
-    if (command === 'up') await receiver.comeUp();
-    if (command === 'report') {
+  process.on('message', async (command: Command) => {
+    if (command.do === 'secrets') secrets = command.secrets;
+    if (command.do === 'down') {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    if (command.do === 'up') await listen();
+    if (command.do === 'report') {
       const cpu = process.cpuUsage(cpuAtStart);
       const counts = [...arrivals.values()];
       const duplicated = counts.filter((n) => n > 1).length;
-      send({ report: { latencies, distinct: arrivals.size, duplicated, connections: receiver.connections, cpuMs: (cpu.user + cpu.system) / 1000 } });
+      send({ report: { latencies, distinct: arrivals.size, duplicated, connections, signatures, cpuMs: (cpu.user + cpu.system) / 1000 } });
       return;
     }
-    if (command === 'stop') {
+    if (command.do === 'stop') {
       clearInterval(progress);
-      await receiver.close();
+      server.closeAllConnections();
+      server.close();
       process.disconnect();
       return;
     }
-    send({ done: command });
+    send({ done: command.do });
   });
-  send({ ready: { url: receiver.url, caFile: receiver.caFile } });
+  send({ ready: { url: `https://localhost:${port}/hook`, caFile } });
+}
+
+/** The spec's check: HMAC-SHA256 of `<timestamp>.<body>` keyed with the whole secret, one of the signatures offered, timestamp within 300 s. */
+function verifies(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
+  const timestamp = String(headers['x-webhook-timestamp']);
+  const expected = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();
+  const fresh = Math.abs(Date.now() / 1000 - Number(timestamp)) <= 300;
+  return fresh && String(headers['x-webhook-signature']).split(',').some((hex) => hex.length === 64 && timingSafeEqual(Buffer.from(hex, 'hex'), expected));
 }
 
 if (process.env[CHILD_FLAG] && process.send) await runReceiver();

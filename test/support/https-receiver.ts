@@ -45,14 +45,17 @@ const certificate = generate([{ name: 'commonName', value: 'localhost' }], {
   extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 2, value: RESOLVED_BY_TEST_ONLY }, { type: 7, ip: '127.0.0.1' }] }],
 });
 
-/**
- * A real HTTPS server on localhost that records what it receives and answers as told. `record`
- * false keeps `requests` empty (a benchmark counts in its answer function; memory stays flat).
- */
-export async function startHttpsReceiver({ record = true }: { record?: boolean } = {}): Promise<HttpsReceiver> {
+/** The certificate and its key, and the certificate as a file for IAM_OUTBOUND_CA_FILE. */
+export async function receiverCertificate(): Promise<{ cert: string; key: string; caFile: string }> {
   const { cert, private: key } = await certificate;
   const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'receiver-')), 'ca.pem');
   writeFileSync(caFile, cert);
+  return { cert, key, caFile };
+}
+
+/** A real HTTPS server on localhost that records what it receives and answers as told. */
+export async function startHttpsReceiver(): Promise<HttpsReceiver> {
+  const { cert, key, caFile } = await receiverCertificate();
   const requests: ReceivedRequest[] = [];
   const connections = { accepted: 0, resumed: 0 };
   let answerFor: (request: ReceivedRequest) => Answer = () => ({ status: 200, body: 'ok' });
@@ -66,7 +69,7 @@ export async function startHttpsReceiver({ record = true }: { record?: boolean }
       incoming.on('end', () => {
         const received: ReceivedRequest = { url: incoming.url ?? '', headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8'), answered: 0 };
         const answer = answerFor(received);
-        if (record) requests.push(received);
+        requests.push(received);
         if (answer === 'hang') return;
         if (answer === 'endless') {
           received.answered = 200;

@@ -33,11 +33,11 @@ export function logStreamChannel(deps: LogStreamChannelDeps): OutboundChannel {
   return {
     name: 'log-streams',
 
-    async fanOut(event, tx, memo) {
+    async fanOut(event, db, memo) {
       if (!deps.isAudited(event.type)) return [];
       // Entries from before a stream existed are not sent to it.
       const occurredAt = new Date(event.occurredAt);
-      const streams = (await memo.get(event.tenantId, () => logStreamQueries(tx).active(event.tenantId))).filter((stream) => stream.createdAt <= occurredAt);
+      const streams = (await memo.get(event.tenantId, () => logStreamQueries(db).active(event.tenantId))).filter((stream) => stream.createdAt <= occurredAt);
       if (streams.length === 0) return [];
       const entry = await deps.auditEntry(event);
       // Thrown, the bus hands the batch again shortly: the audit projection is behind.

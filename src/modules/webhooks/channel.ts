@@ -61,11 +61,11 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
   return {
     name: 'webhooks',
 
-    async fanOut(event, tx, memo) {
+    async fanOut(event, db, memo) {
       const type = webhookTypeOf(event.type);
       if (!type) return [];
       const subscribedTo = (tenantId: string, webhookType: string) =>
-        memo.get(`${tenantId}\n${webhookType}`, () => webhookQueries(tx).subscribedTo(tenantId, webhookType));
+        memo.get(`${tenantId}\n${webhookType}`, () => webhookQueries(db).subscribedTo(tenantId, webhookType));
       const subscribed = await subscribedTo(event.tenantId, type);
       // Events from before a subscription existed are not sent to it.
       const occurredAt = new Date(event.occurredAt);

@@ -22,6 +22,18 @@ export class PostgresInbox implements Inbox<PoolClient> {
   }
 
   /**
+   * Of `eventIds`, those the group has not applied yet: a read, for an effect that must start before
+   * its transaction (runOnceEach then records them, and answers which are still new).
+   */
+  async unapplied(groupId: string, eventIds: readonly string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      'select id from unnest($2::text[]) as ids (id) where not exists (select 1 from inbox where group_id = $1 and event_id = ids.id)',
+      [groupId, [...new Set(eventIds)]],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
    * runOnce for a whole batch in one transaction (one round trip for the inbox, however many
    * events): records the events the group has not applied yet and runs `effect` with their ids.
    * Ids are inserted in sorted order, so two deliveries of overlapping batches wait for each other

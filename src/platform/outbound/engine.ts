@@ -3,20 +3,24 @@ import type { Logger } from 'pino';
 import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
-import type { Pool, PoolClient } from '../db/pool.ts';
+import type { Pool, Queryable } from '../db/pool.ts';
 import { GroupCommitter } from '../eventstore/group-commit.ts';
 import { NotificationListener } from '../eventstore/postgres-listener.ts';
-import type { HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
+import { newId } from '../ids.ts';
+import type { AttemptResult, HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
 import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type FailedAttempt, type NewDelivery } from './queue.ts';
 
 /** An attempt's end, waiting for the group commit that records it. */
 type SettledAttempt = { delivered: DeliveredAttempt } | { failed: FailedAttempt };
 
+/** A request made and answered (or failed), or null when the target takes no deliveries any more. */
+type Sent = { result: AttemptResult; startedAt: Date } | null;
+
 /**
- * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim): a target
- * read once per batch rather than once per event or delivery, or the data of all the batch's items
- * read in one query (`items` is the whole batch).
+ * Look-ups shared by one batch (the events of one bus batch, the deliveries of one claim or of the
+ * consumer's own attempts): a target read once per batch rather than once per event or delivery,
+ * or the data of all the batch's items read in one query (`items` is the whole batch).
  */
 export class BatchMemo<Item> {
   private readonly values = new Map<string, Promise<unknown>>();
@@ -39,9 +43,9 @@ export interface OutboundChannel {
   name: string;
   /**
    * The deliveries an event causes, one per target (none for most events), each with the type name
-   * the receiver knows it by. Runs in the inbox transaction.
+   * the receiver knows it by. Runs before the batch's inbox transaction (`db` reads outside it).
    */
-  fanOut(event: PublicEvent, tx: PoolClient, memo: BatchMemo<PublicEvent>): Promise<Omit<NewDelivery, 'eventId'>[]>;
+  fanOut(event: PublicEvent, db: Queryable, memo: BatchMemo<PublicEvent>): Promise<Omit<NewDelivery, 'eventId'>[]>;
   /**
    * The request of one attempt (signed now), or an attempt the channel makes with a protocol client
    * of its own, or null when the target takes no deliveries any more.
@@ -77,6 +81,11 @@ export interface OutboundEngineOptions {
   concurrency?: number;
   /** How often idle workers look for retries that fell due (deliveries enqueued anywhere wake them at once). */
   pollMs?: number;
+  /**
+   * How long the consumer waits for the answers of the attempts it makes itself before it hands the
+   * unanswered ones to the queue (as leased rows) and commits the batch.
+   */
+  consumerWaitMs?: number;
 }
 
 const LEASE_MARGIN_MS = 30_000;
@@ -92,12 +101,22 @@ const CLAIM_WHEN_FREE_SHARE = 1 / 8;
  * this far behind the claims wait for them.
  */
 const UNRECORDED_PER_SLOT = 2;
+const TROUBLED_TARGETS_KEPT = 10_000;
+/** A batch's deliveries the consumer attempts itself at most (the rest are enqueued): memory and timers stay bounded. */
+const CONSUMER_ATTEMPTS_MAX = 5_000;
 
 /**
- * The delivery engine: a consumer group turns events into rows of a durable queue (in the inbox
- * transaction, so each event reaches each target once), and workers send due rows, record each
- * attempt and schedule the next. The consumer only enqueues, so a slow receiver never holds up the
- * bus; the queue lives in PostgreSQL, so retries survive restarts and several instances share it.
+ * The delivery engine: a consumer group turns events into deliveries and makes their first attempt
+ * itself, then workers send due rows of a durable queue, record each attempt and schedule the next.
+ * The consumer sends a batch's deliveries at once and waits for the answers, bounded
+ * (`consumerWaitMs`); then one transaction records the batch's events in the inbox (so each event
+ * reaches each target once), the delivered ones with their attempt, and the rest (failed, still
+ * unanswered) as queue rows, so the bus offset moves only once every delivery is recorded or queued:
+ * a crash before that commit sends the batch again (at least once, same event id). A target with a
+ * consumer attempt that failed, or that answered none by the end of the wait, is not attempted by the
+ * consumer again until one of its deliveries gets through: its deliveries are only enqueued, so a
+ * slow or dead receiver holds the consumer up once, not at every batch.
+ * The queue lives in PostgreSQL, so retries survive restarts and several instances share it.
  */
 export class OutboundEngine {
   readonly queue: OutboundQueue;
@@ -118,11 +137,18 @@ export class OutboundEngine {
   /** Answers, for a failed attempt, its target's consecutive failed deliveries after the group. */
   private readonly recorder: GroupCommitter<SettledAttempt, number>;
   private readonly pollMs: number;
+  private readonly consumerWaitMs: number;
+  /**
+   * Targets the consumer only enqueues for: one of its attempts failed, or none was answered by the
+   * end of its wait. A delivered attempt of the target (in this instance) takes it off the list.
+   */
+  private readonly troubledTargets = new Set<string>();
 
   constructor(private readonly options: OutboundEngineOptions) {
     this.queue = new OutboundQueue(options.pool, options.channel.name);
     this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
+    this.consumerWaitMs = options.consumerWaitMs ?? 5_000;
     this.news = new NotificationListener(options.pool, `outbound_${options.channel.name}`);
     // Every attempt in flight listens to it (up to `concurrency` at once).
     setMaxListeners(0, this.stopping.signal);
@@ -131,38 +157,105 @@ export class OutboundEngine {
   }
 
   async start(): Promise<void> {
-    const { channel, bus, topic, pool, clock } = this.options;
+    const { channel, bus, topic } = this.options;
     // Per topic: members of one Kafka group must subscribe to the same topics.
     const groupId = `${topic}.${channel.name}`;
-    const inbox = new PostgresInbox(pool);
-    this.subscription = await bus.subscribe({
-      groupId,
-      topic,
-      fromBeginning: false,
-      // One transaction per batch: the inbox rows of its new events and their deliveries.
-      handler: async (messages) => {
-        let enqueued = 0;
-        await inbox.runOnceEach(groupId, messages.map((message) => message.value.id), async (fresh, tx) => {
-          const deliveries: NewDelivery[] = [];
-          const fannedOut = new Set<string>();
-          const memo = new BatchMemo(messages.filter((message) => fresh.has(message.value.id)).map((message) => message.value));
-          for (const { value: event } of messages) {
-            // A redelivered batch may hold an event twice; it fans out once.
-            if (!fresh.has(event.id) || fannedOut.has(event.id)) continue;
-            fannedOut.add(event.id);
-            for (const delivery of await channel.fanOut(event, tx, memo)) deliveries.push({ ...delivery, eventId: event.id });
-          }
-          enqueued = (await this.queue.enqueue(tx, deliveries, clock.now())).length;
-        });
-        // This instance's workers at once, the other instances' through PostgreSQL; a batch that
-        // enqueued nothing (no subscriber wants its events) wakes nobody and costs no claim.
-        if (enqueued > 0) {
-          this.wake();
-          this.news.notifyEveryInstance();
-        }
-      },
-    });
+    const inbox = new PostgresInbox(this.options.pool);
+    this.subscription = await bus.subscribe({ groupId, topic, fromBeginning: false, handler: (messages) => this.consume(groupId, inbox, messages) });
     this.working = this.work();
+  }
+
+  /**
+   * One bus batch: its new events fanned out, the deliveries attempted at once (the targets not
+   * troubled), then one transaction for the inbox rows and every delivery's row.
+   */
+  private async consume(groupId: string, inbox: PostgresInbox, messages: readonly { value: PublicEvent }[]): Promise<void> {
+    const { channel, pool, clock } = this.options;
+    const unapplied = await inbox.unapplied(groupId, messages.map((message) => message.value.id));
+    const events = [...new Map(messages.filter((message) => unapplied.has(message.value.id)).map((message) => [message.value.id, message.value])).values()];
+    const eventMemo = new BatchMemo(events);
+    const deliveries: ClaimedDelivery[] = [];
+    for (const event of events) {
+      for (const delivery of await channel.fanOut(event, pool, eventMemo)) deliveries.push({ ...delivery, eventId: event.id, id: newId(), attempt: 1 });
+    }
+    // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
+    if (deliveries.length === 0) return;
+    const attempted = deliveries.filter((delivery) => !this.troubledTargets.has(delivery.targetId)).slice(0, CONSUMER_ATTEMPTS_MAX);
+    const memo = new BatchMemo(attempted);
+    const sends = new Map(attempted.map((delivery) => [delivery.id, this.send(delivery, memo)]));
+    const answers = await this.answeredWithin(sends);
+    const delivered: DeliveredAttempt[] = [];
+    const leased: ClaimedDelivery[] = [];
+    const queued: ClaimedDelivery[] = [];
+    // A target that answered some of its deliveries in time is busy, not slow (a batch bigger than
+    // the wait can send leaves every target with answers still to come).
+    const answering = new Set(attempted.filter((delivery) => answers.has(delivery.id)).map((delivery) => delivery.targetId));
+    for (const delivery of deliveries) {
+      const answer = answers.get(delivery.id);
+      if (answer?.result.ok) delivered.push({ delivery, result: answer.result, startedAt: answer.startedAt });
+      else if (sends.has(delivery.id)) {
+        leased.push(delivery);
+        if (answer || !answering.has(delivery.targetId)) this.trouble(delivery.targetId);
+      } else queued.push(delivery);
+    }
+    const now = clock.now();
+    let kept = { delivered: 0, leased: new Set<string>(), queued: 0 };
+    await inbox.runOnceEach(groupId, [...new Set(deliveries.map((delivery) => delivery.eventId))], async (fresh, tx) => {
+      // Events another member applied meanwhile are theirs (their attempts here were extra: at least once).
+      const ours = <T extends { eventId: string }>(items: T[]) => items.filter((item) => fresh.has(item.eventId));
+      kept = {
+        delivered: await this.queue.insertDelivered(tx, delivered.filter((attempt) => fresh.has(attempt.delivery.eventId))),
+        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS))),
+        queued: (await this.queue.enqueue(tx, ours(queued), now)).length,
+      };
+    });
+    this.options.metrics.outcome(channel.name, 'delivered', kept.delivered);
+    // The leased rows are this instance's attempts: each is recorded as it settles, like a claimed one.
+    for (const delivery of leased) {
+      if (!kept.leased.has(delivery.id)) continue;
+      this.sending += 1;
+      const settled = sends
+        .get(delivery.id)!
+        .then((sent) => {
+          this.sending -= 1;
+          return this.settle(delivery, sent);
+        })
+        .finally(() => {
+          this.inFlight.delete(settled);
+          this.wake();
+        });
+      this.inFlight.add(settled);
+    }
+    if ((await this.queue.recover([...new Set(delivered.map((attempt) => attempt.delivery.targetId))])) > 0 || kept.queued > 0) {
+      // This instance's workers at once, the other instances' through PostgreSQL.
+      this.wake();
+      this.news.notifyEveryInstance();
+    }
+  }
+
+  private trouble(targetId: string): void {
+    // Bounded: targets deleted while troubled would stay forever.
+    if (this.troubledTargets.size >= TROUBLED_TARGETS_KEPT) this.troubledTargets.clear();
+    this.troubledTargets.add(targetId);
+  }
+
+  /** The sends that settled within the consumer's wait (all of them, if they are quicker). */
+  private async answeredWithin(sends: Map<string, Promise<Sent>>): Promise<Map<string, NonNullable<Sent>>> {
+    const answers = new Map<string, NonNullable<Sent>>();
+    if (sends.size === 0) return answers;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.consumerWaitMs)));
+    const all = Promise.all(
+      [...sends].map(([id, send]) =>
+        send.then((sent) => {
+          if (sent) answers.set(id, sent);
+        }),
+      ),
+    );
+    await Promise.race([all, waited]);
+    clearTimeout(timer);
+    // A snapshot: answers arriving from now on belong to the leased rows' settling.
+    return new Map(answers);
   }
 
   /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */
@@ -228,23 +321,42 @@ export class OutboundEngine {
 
   /** `answered` is called once the request is over (its slot is free), before the attempt is recorded. */
   private async attempt(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>, answered: () => void): Promise<void> {
-    const { channel, client, clock, logger } = this.options;
+    const sent = await this.send(delivery, memo);
+    answered();
+    await this.settle(delivery, sent);
+  }
+
+  /** One attempt's request, signed now; null when the target takes no deliveries any more. Never throws. */
+  private async send(delivery: ClaimedDelivery, memo: BatchMemo<ClaimedDelivery>): Promise<Sent> {
+    const { channel, client, clock } = this.options;
+    const startedAt = clock.now();
     try {
       const request = await channel.prepare(delivery, memo);
-      if (!request) {
+      if (!request) return null;
+      const result = 'send' in request ? await request.send(this.stopping.signal) : await client.post(request, this.stopping.signal);
+      return { result, startedAt };
+    } catch (error) {
+      return { result: { ok: false, status: null, body: null, durationMs: 0, error: error instanceof Error ? error.message : String(error) }, startedAt };
+    }
+  }
+
+  /** Records an attempt of a delivery whose row this instance holds (claimed, or born leased) and schedules what follows. */
+  private async settle(delivery: ClaimedDelivery, sent: Sent): Promise<void> {
+    const { channel, clock, logger } = this.options;
+    try {
+      if (!sent) {
         await this.queue.cancel(delivery, 'the target no longer takes deliveries');
         this.options.metrics.outcome(channel.name, 'cancelled');
         return;
       }
-      const startedAt = clock.now();
-      const result = 'send' in request ? await request.send(this.stopping.signal) : await client.post(request, this.stopping.signal);
-      answered();
+      const { result, startedAt } = sent;
       if (this.stopping.signal.aborted && !result.ok) {
         // Interrupted by shutdown, not failed: the next start attempts it again.
         await this.queue.release(delivery);
         return;
       }
       if (result.ok) {
+        this.troubledTargets.delete(delivery.targetId);
         await this.recorder.submit({ delivered: { delivery, result, startedAt } });
         this.options.metrics.outcome(channel.name, 'delivered');
         return;

@@ -26,6 +26,13 @@ export interface OutboundSend {
   send(signal: AbortSignal): Promise<AttemptResult>;
 }
 
+/** A URL whose host's addresses passed the policy, and the address its connections go to. */
+export interface CheckedTarget {
+  url: URL;
+  address: string;
+  family: number;
+}
+
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 export interface HttpsClientOptions {
@@ -80,6 +87,13 @@ export class HttpsClient {
   private readonly resolve: Resolver;
   private guarded: https.Agent | null = null;
   private readonly resolutions = new Map<string, { addresses: ReturnType<Resolver>; expiresAt: number }>();
+  /** URLs checked within RESOLUTION_TTL_MS, with the address checked: a receiver's URL is not parsed and checked for each delivery. */
+  private readonly checkedUrls = new Map<string, { target: CheckedTarget; expiresAt: number }>();
+  /**
+   * The cuts of the requests in flight, per interrupting signal: one listener per signal rather than
+   * one per request, as each addEventListener walks the signal's listeners (thousands in flight).
+   */
+  private readonly cutsBySignal = new WeakMap<AbortSignal, Set<(reason: Error) => void>>();
 
   constructor(private readonly options: HttpsClientOptions) {
     this.resolve = options.resolve ?? systemResolver;
@@ -105,7 +119,7 @@ export class HttpsClient {
    * The address a request to `url` would connect to; throws OutboundRefusedError when the URL is
    * not https or any of the host's addresses is refused (one bad answer is enough: DNS may rotate).
    */
-  async checkedAddress(url: string): Promise<{ url: URL; address: string; family: number }> {
+  async checkedAddress(url: string): Promise<CheckedTarget> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -122,6 +136,17 @@ export class HttpsClient {
     }
     const { address, family } = addresses[0]!;
     return { url: parsed, address, family };
+  }
+
+  /** checkedAddress, from a check at most RESOLUTION_TTL_MS old (refusals are not kept). */
+  private async checkedRecently(url: string): Promise<CheckedTarget> {
+    const now = performance.now();
+    const recent = this.checkedUrls.get(url);
+    if (recent && recent.expiresAt > now) return recent.target;
+    const target = await this.checkedAddress(url);
+    if (this.checkedUrls.size >= MAX_RESOLUTIONS_KEPT) this.checkedUrls.clear();
+    this.checkedUrls.set(url, { target, expiresAt: now + RESOLUTION_TTL_MS });
+    return target;
   }
 
   /** The host's addresses, from a lookup at most RESOLUTION_TTL_MS old (a failed lookup is not kept). */
@@ -155,9 +180,9 @@ export class HttpsClient {
       durationMs: elapsed(),
       error,
     });
-    let target: Awaited<ReturnType<HttpsClient['checkedAddress']>>;
+    let target: CheckedTarget;
     try {
-      target = await this.checkedAddress(request.url);
+      target = await this.checkedRecently(request.url);
     } catch (error) {
       return failure(errorText(error));
     }
@@ -201,8 +226,22 @@ export class HttpsClient {
     this.guarded?.destroy();
   }
 
+  private onAbort(signal: AbortSignal, stop: (reason: Error) => void): void {
+    if (signal.aborted) return stop(signal.reason as Error);
+    let cuts = this.cutsBySignal.get(signal);
+    if (!cuts) {
+      const registered = new Set<(reason: Error) => void>();
+      signal.addEventListener('abort', () => {
+        for (const cutOne of [...registered]) cutOne(signal.reason as Error);
+      }, { once: true });
+      this.cutsBySignal.set(signal, registered);
+      cuts = registered;
+    }
+    cuts.add(stop);
+  }
+
   /** The pool for the receiver at `url`'s origin, connecting only to the checked `address`. */
-  private poolFor({ url, address, family }: { url: URL; address: string; family: number }): ConnectionPool {
+  private poolFor({ url, address, family }: CheckedTarget): ConnectionPool {
     const key = `${url.origin} ${address}`;
     let pool = this.pools.get(key);
     if (pool) return pool;
@@ -234,7 +273,7 @@ export class HttpsClient {
    * no AbortController): the answer's first RESPONSE_BODY_LIMIT bytes are kept, then the request is
    * cut (a receiver may answer gigabytes); the timer and `signal` cut it too, queued or sent.
    */
-  private send(target: { url: URL; address: string; family: number }, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+  private send(target: CheckedTarget, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | null = null;
       let cutWith: Error | null = null;
@@ -246,7 +285,7 @@ export class HttpsClient {
         if (settled) return;
         settled = true;
         clearTimeout(timeout);
-        signal?.removeEventListener('abort', stop);
+        if (signal) this.cutsBySignal.get(signal)?.delete(stop);
         if (error) reject(error);
         else resolve({ status, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
       };
@@ -260,8 +299,8 @@ export class HttpsClient {
         const error = new Error(`no answer within ${this.options.timeoutMs} ms`);
         cut(error, error);
       }, this.options.timeoutMs);
-      const stop = () => cut(signal!.reason as Error, signal!.reason as Error);
-      signal?.addEventListener('abort', stop, { once: true });
+      const stop = (reason: Error) => cut(reason, reason);
+      if (signal) this.onAbort(signal, stop);
       this.poolFor(target).dispatch(
         { method: 'POST', path: `${target.url.pathname}${target.url.search}`, headers: request.headers, body: request.body },
         {

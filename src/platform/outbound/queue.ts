@@ -91,6 +91,21 @@ const attemptColumns = (attempts: DeliveredAttempt[]) => [
   attempts.map((a) => a.result.body),
 ];
 
+/**
+ * The end of a statement (after `with` or a CTE list), given the parameters holding the feature and
+ * the targets delivered to: a target that had failed since its last success goes back to 0
+ * consecutive failed deliveries and its waiting retries are due at once. Its count is the retries
+ * made due (a busy, healthy target's row is not rewritten).
+ */
+const recovery = (feature: string, targets: string) => `recovered as (
+         update outbound_targets set consecutive_failures = 0, failing_since = null
+          where feature = ${feature} and target_id = any(${targets}) and (consecutive_failures <> 0 or failing_since is not null)
+          returning target_id
+       )
+       update outbound_deliveries d set next_attempt_at = now(), updated_at = now()
+         from recovered r
+        where d.feature = ${feature} and d.target_id = r.target_id and d.next_attempt_at > now() and d.status = 'retrying' and not d.in_flight`;
+
 /** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
 export class OutboundQueue {
   constructor(
@@ -98,12 +113,16 @@ export class OutboundQueue {
     readonly feature: string,
   ) {}
 
-  /** Inside the consumer's inbox transaction: a delivery per event and target, once. Answers the new rows' ids. */
-  async enqueue(tx: Queryable, deliveries: NewDelivery[], now: Date): Promise<string[]> {
+  /**
+   * Inside the consumer's inbox transaction: a delivery per event and target, once. Answers the new
+   * rows' ids. Deliveries given with an id keep it. With `leasedUntil` the rows are born claimed (an
+   * attempt of this instance is under way, the consumer's own): due again only when the lease ends.
+   */
+  async enqueue(tx: Queryable, deliveries: (NewDelivery & { id?: string })[], now: Date, leasedUntil: Date | null = null): Promise<string[]> {
     if (deliveries.length === 0) return [];
     const { rows } = await tx.query<{ id: string }>(
-      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, created_at, updated_at)
-       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, 'pending', $2, $2, $2
+      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, in_flight, created_at, updated_at)
+       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, 'pending', coalesce($9::timestamptz, $2), $9::timestamptz is not null, $2, $2
          from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
               as d (id, tenant_id, target_id, event_id, event_type, payload)
        on conflict (feature, target_id, event_id) do nothing
@@ -111,15 +130,46 @@ export class OutboundQueue {
       [
         this.feature,
         now,
-        deliveries.map(() => newId()),
+        deliveries.map((d) => d.id ?? newId()),
         deliveries.map((d) => d.tenantId),
         deliveries.map((d) => d.targetId),
         deliveries.map((d) => d.eventId),
         deliveries.map((d) => d.eventType),
         deliveries.map((d) => d.payload),
+        leasedUntil,
       ],
     );
     return rows.map((row) => row.id);
+  }
+
+  /**
+   * Inside the consumer's inbox transaction: deliveries the consumer attempted itself and that were
+   * answered 2xx, stored settled in one statement (no claim, no update). Such a row is the record of
+   * its only attempt (attempt 1, the answer, its duration; created_at is when it was sent), so it
+   * has no outbound_attempts row: those hold the attempts of deliveries that needed a retry or were
+   * sent by a worker. Answers how many were new.
+   */
+  async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[]): Promise<number> {
+    if (attempts.length === 0) return 0;
+    const { rowCount } = await tx.query(
+      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, attempts, next_attempt_at,
+                                        last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
+       select id, $12, tenant_id, target_id, event_id, event_type, payload, 'delivered', attempt, null,
+              response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
+         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+              as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
+       on conflict (feature, target_id, event_id) do nothing`,
+      [
+        ...attemptColumns(attempts),
+        attempts.map((a) => a.delivery.tenantId),
+        attempts.map((a) => a.delivery.targetId),
+        attempts.map((a) => a.delivery.eventId),
+        attempts.map((a) => a.delivery.eventType),
+        attempts.map((a) => a.delivery.payload),
+        this.feature,
+      ],
+    );
+    return rowCount ?? 0;
   }
 
   /**
@@ -215,20 +265,20 @@ export class OutboundQueue {
                 last_response_status = i.response_status, last_response_body = i.response_body, last_duration_ms = i.duration_ms,
                 last_error = null, updated_at = now()
            from input i where d.id = i.id
-       ), recovered as (
-         update outbound_targets set consecutive_failures = 0, failing_since = null
-          where feature = $7 and target_id = any($8) and (consecutive_failures <> 0 or failing_since is not null)
-          returning target_id
-       )
-       update outbound_deliveries d set next_attempt_at = now(), updated_at = now()
-         from recovered r
-        where d.feature = $7 and d.target_id = r.target_id and d.next_attempt_at > now() and d.status = 'retrying' and not d.in_flight`,
-      [
-        ...attemptColumns(attempts),
-        this.feature,
-        [...new Set(attempts.map((a) => a.delivery.targetId))],
-      ],
+       ), ${recovery('$7', '$8')}`,
+      [...attemptColumns(attempts), this.feature, [...new Set(attempts.map((a) => a.delivery.targetId))]],
     );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * The targets delivered to by the consumer itself (insertDelivered): those among them that had
+   * failed since their last success have recovered, as in recordDelivered. Answers how many retries
+   * were made due.
+   */
+  async recover(targetIds: string[]): Promise<number> {
+    if (targetIds.length === 0) return 0;
+    const { rowCount } = await this.pool.query(`with ${recovery('$1', '$2')}`, [this.feature, targetIds]);
     return rowCount ?? 0;
   }
 

@@ -160,8 +160,11 @@ export function logStreamSuite(env: () => Record<string, string>): void {
     const inError = (await call('GET', `/api/log-streams/${stream.id}`)).body.data;
     expect(inError.errorCount).toBe(80);
     expect(inError.lastError).toContain('500');
-    const disabled = await call('GET', `/api/logs/audit?action=LOG_STREAM_DISABLED`);
-    expect(disabled.body.data.find((e: { resourceId: string }) => e.resourceId === stream.id).metadata.consecutiveFailures).toBe(10);
+    // The audit projection may apply the event after the log streams' read model showed it.
+    await vi.waitFor(async () => {
+      const disabled = await call('GET', `/api/logs/audit?action=LOG_STREAM_DISABLED`);
+      expect(disabled.body.data.find((e: { resourceId: string }) => e.resourceId === stream.id)?.metadata.consecutiveFailures).toBe(10);
+    }, WAIT);
 
     failing = new Set();
     expect((await call('PUT', `/api/log-streams/${stream.id}`, { status: 'active' })).body.data.status).toBe('active');

@@ -140,5 +140,35 @@ describe('outbound delivery queue', () => {
     expect(await queue.retryNow('other', 'manual-target', failedOne!.id, now)).toBe(false);
     expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.id).sort()).toEqual([failedOne!.id, dropped!.id].sort());
   });
-});
 
+  it("stores the consumer's answered deliveries settled, once per event and target, and its others born leased", async () => {
+    const queue = new OutboundQueue(db.pool, 'consumer');
+    const now = new Date();
+    const [answered, again] = deliveries(2, 'fast').map((delivery) => ({ ...delivery, id: newId(), attempt: 1 }));
+    expect(await queue.insertDelivered(db.pool, [deliveredNow(answered!, now)])).toBe(1);
+    // The same event for the same target a second time (a redelivered batch) stores nothing.
+    expect(await queue.insertDelivered(db.pool, [deliveredNow({ ...answered!, id: newId() }, now)])).toBe(0);
+    const [entry] = (await queue.listForTarget('acme', 'fast', 1, 10)).items;
+    expect(entry).toMatchObject({ id: answered!.id, status: 'delivered', attempt: 1, responseStatus: 200, responseBody: delivered.body, durationMs: 3, nextAttemptAt: null });
+
+    // A delivery still unanswered is queued under the consumer's lease: no worker claims it before the lease ends.
+    const leaseEnd = new Date(now.getTime() + 60_000);
+    expect(await queue.enqueue(db.pool, [again!], now, leaseEnd)).toEqual([again!.id]);
+    expect(await queue.claimDue(now, 10, 60_000)).toEqual([]);
+    expect((await queue.claimDue(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
+  });
+
+  it("a target the consumer delivered to after failures has recovered: its waiting retries are due at once", async () => {
+    const queue = new OutboundQueue(db.pool, 'consumer-recovery');
+    const now = new Date();
+    await queue.enqueue(db.pool, [...deliveries(2, 'back'), ...deliveries(1, 'healthy')], now);
+    const claimed = await queue.claimDue(now, 3, 60_000);
+    for (const delivery of claimed.filter((d) => d.targetId === 'back')) await recordFailure(queue, delivery, new Date(now.getTime() + 3_600_000), now);
+    await queue.recordDelivered(claimed.filter((d) => d.targetId === 'healthy').map((d) => deliveredNow(d, now)));
+
+    expect(await queue.recover(['healthy'])).toBe(0);
+    expect(await queue.recover(['back', 'healthy'])).toBe(2);
+    expect((await queue.claimDue(new Date(Date.now() + 1_000), 10, 60_000)).map((d) => d.targetId)).toEqual(['back', 'back']);
+    expect(await queue.recover(['back'])).toBe(0);
+  });
+});
