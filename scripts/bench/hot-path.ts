@@ -11,6 +11,8 @@ import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
 import { httpLoad, pinToCore, type LoadPlan, type LoadResult } from './http-load.ts';
+
+type MeasuredLoad = LoadResult & { serverUs: number; serverBusy: number };
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
 import { eventLoopCpu, fmt, nodeCpu, postgresCpu } from './support.ts';
@@ -56,8 +58,17 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   const address = service.app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const headers = (token?: string) => ({ 'x-tenant': TENANT, 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) });
-  const load = (path: string, plan: Omit<LoadPlan, 'url' | 'core' | 'concurrency' | 'requests'> & { requests: number; concurrency?: number }) =>
-    httpLoad({ concurrency: CONNECTIONS, ...plan, requests: Math.ceil(plan.requests * scale), url: `${base}${path}`, core: pinned ? LOAD_CORE : undefined });
+  // Beside each rate, the server's CPU per request (every thread) and how busy its core was: a
+  // rate ratio says how the paths compare only when the server's core was the one saturated (a
+  // load generator that cannot keep up caps cheap paths first, /health/live above all); the CPU
+  // ratio compares the paths' cost whatever the generator manages.
+  const load = async (path: string, plan: Omit<LoadPlan, 'url' | 'core' | 'concurrency' | 'requests'> & { requests: number; concurrency?: number }) => {
+    const requests = Math.ceil(plan.requests * scale);
+    const [cpuBefore, started] = [nodeCpu(), performance.now()];
+    const result = await httpLoad({ concurrency: CONNECTIONS, ...plan, requests, url: `${base}${path}`, core: pinned ? LOAD_CORE : undefined });
+    const cpu = nodeCpu() - cpuBefore;
+    return { ...result, serverUs: (cpu * 1e6) / requests, serverBusy: (cpu * 1000) / (performance.now() - started) };
+  };
 
   console.log(
     `hot-path benchmark (node ${process.version}), HTTP on 127.0.0.1, ${CONNECTIONS} connections unless noted; ` +
@@ -79,7 +90,7 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   };
   const hashCount = Math.ceil(40 * scale);
   const hashes = await serverCpu(hashCount, () => timed(hashCount, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
-  const rows: [string, LoadResult, string?][] = [['GET /health/live (ceiling)', ceiling]];
+  const rows: [string, MeasuredLoad, string?][] = [['GET /health/live (ceiling)', ceiling]];
   const loginCount = Math.ceil(80 * scale);
   const logins = await serverCpu(loginCount, () => load('/api/auth/login', { headers: headers(), bodies: users.map((u) => JSON.stringify(u)), requests: 80, concurrency: 8 }));
   rows.push([
@@ -106,10 +117,12 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   await service.runner.waitFor(await store.headPosition(), 120_000, ['fga']);
   rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; fga read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
 
-  console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures');
+  console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures  server µs/req  its core busy  CPU share');
   for (const [label, result, note] of rows) {
+    const percent = (share: number) => `${fmt(share * 100, 1)}%`;
     console.log(
-      `${label.padEnd(40)} ${fmt(result.perSecond).padStart(8)} ${fmt(result.p50, 2).padStart(8)} ${fmt(result.p99, 2).padStart(8)} ${`${fmt((result.perSecond / ceiling.perSecond) * 100, 1)}%`.padStart(11)} ${String(result.failures).padStart(9)}` +
+      `${label.padEnd(40)} ${fmt(result.perSecond).padStart(8)} ${fmt(result.p50, 2).padStart(8)} ${fmt(result.p99, 2).padStart(8)} ${percent(result.perSecond / ceiling.perSecond).padStart(11)} ${String(result.failures).padStart(9)}` +
+        ` ${fmt(result.serverUs).padStart(14)} ${percent(result.serverBusy).padStart(14)} ${percent(ceiling.serverUs / result.serverUs).padStart(10)}` +
         (note ? `  (${note})` : ''),
     );
   }
