@@ -102,6 +102,14 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
     ['excludeActions=LOGIN', filter({ excludeActions: ['LOGIN'], offset: 10 })],
     ['PERMISSION_CHECK excluded', filter({ excludeActions: ['PERMISSION_CHECK'] })],
     ['action=LOGIN', filter({ action: 'LOGIN' })],
+    // Deep offsets: the listing skips the chunks wholly before the page by their headers' counts.
+    ['everything, deep across many chunks', filter({ offset: 1_900, limit: 60 })],
+    ['everything, the very last entries', filter({ offset: 2_280, limit: 50 })],
+    ['action=PERMISSION_CHECK, deep', filter({ action: 'PERMISSION_CHECK', offset: 1_555, limit: 20 })],
+    ['userId, deep', filter({ userId: 'u4', offset: 380, limit: 40 })],
+    ['a range cutting through chunks, deep', filter({ ...range, offset: 700, limit: 25 })],
+    ['a range, userId, deep', filter({ ...range, userId: 'u1', offset: 150, limit: 10 })],
+    ['excludeActions=LOGIN, deep', filter({ excludeActions: ['LOGIN'], offset: 2_000, limit: 100 })],
   ])('%s: the entries and count the whole log holds, newest first', async (_label, wanted) => {
     const answer = await auditQueries(db.pool).list('acme', wanted);
     const want = expected(wanted);
