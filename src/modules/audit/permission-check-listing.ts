@@ -76,18 +76,23 @@ async function matchingAfter(db: Queryable, tenant: string, filter: ChunkFilter,
 async function skippableInstant(db: Queryable, tenant: string, filter: ChunkFilter, offset: number, logged: readonly string[]): Promise<Date | null> {
   const { where, params } = chunkConditions(tenant, filter);
   const newest = 'order by last_created_at desc, chunk_id desc';
-  const { rows } = await db.query<{ last: Date; newer: number }>(
-    `select last_created_at as last, newer::int from (select last_created_at, sum(entry_count) over (${newest}) - entry_count as newer
-       from audit_permission_checks where ${where} ${newest} limit ${offset + 1}) as headers where newer <= ${offset}`,
+  // Headers newer than `offset - logged.length` entries qualify whatever audit_log holds: only the
+  // oldest of them and those after it are sent (as epoch milliseconds: no Date parsing per row).
+  const sure = Math.max(0, offset - logged.length);
+  const { rows } = await db.query<{ last: number; newer: number }>(
+    `with headers as (select last_created_at, sum(entry_count) over (${newest} rows unbounded preceding) - entry_count as newer
+                        from audit_permission_checks where ${where} ${newest} limit ${offset + 1})
+     select extract(epoch from last_created_at) * 1000 as last, newer::int from headers
+      where newer <= ${offset} and newer >= (select coalesce(max(newer), 0) from headers where newer <= ${sure}) order by newer`,
     params,
   );
   let skippable: Date | null = null;
   let loggedNewer = 0;
   for (const header of rows) {
-    const instant = header.last.toISOString();
+    const instant = new Date(Number(header.last)).toISOString();
     while (loggedNewer < logged.length && logged[loggedNewer]! > instant) loggedNewer++;
     if (header.newer + loggedNewer > offset) break;
-    skippable = header.last;
+    skippable = new Date(Number(header.last));
   }
   return skippable;
 }
