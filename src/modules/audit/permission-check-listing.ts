@@ -142,7 +142,7 @@ async function newestMatching(db: Queryable, tenant: string, filter: ChunkFilter
   const newest = 'order by last_created_at desc, chunk_id desc';
   const window = await db.query<{ start: Date | null; held: number }>(
     `select min(first_created_at) filter (where newer < ${wanted}) as start, coalesce(sum(entry_count), 0)::int as held
-       from (select first_created_at, entry_count, sum(entry_count) over (${newest}) - entry_count as newer
+       from (select first_created_at, entry_count, sum(entry_count) over (${newest} rows unbounded preceding) - entry_count as newer
                from audit_permission_checks where ${where} and ${inside} ${newest} limit ${wanted}) as chunks`,
     params,
   );
