@@ -57,8 +57,8 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
   });
   afterAll(() => db.drop());
 
-  const expected = (filter: AuditLogFilter) => {
-    const matching = everything
+  const expected = (filter: AuditLogFilter, entries: readonly AuditEntry[] = everything) => {
+    const matching = entries
       .filter(
         (e) =>
           (filter.action === undefined || e.action === filter.action) &&
@@ -117,6 +117,27 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
     expect(answer.items.map((item) => item.id)).toEqual(want.ids);
     expect(answer.total).toBe(want.total);
     expect(answer.totalCapped).toBe(false);
+  });
+
+  it('pages deep into checks stored one per chunk, ties at the same millisecond included, as the whole log does', async () => {
+    // One chunk per entry (a low check rate): a deep offset lands among hundreds of chunk headers,
+    // and every 50th entry shares its millisecond with the one before (in another chunk).
+    const single = Array.from({ length: 700 }, (_, i) => check('initech', i));
+    await insertPermissionCheckChunks(db.pool, single.flatMap((entry) => chunksOf([entry], newId)));
+    for (const wanted of [
+      filter({ offset: 451, limit: 20 }),
+      filter({ offset: 649, limit: 1 }),
+      filter({ action: 'PERMISSION_CHECK', offset: 600, limit: 100 }),
+      filter({ userId: 'u2', offset: 90, limit: 15 }),
+      filter({ ...range, offset: 200, limit: 40 }),
+      filter({ ...range, userId: 'u0', offset: 40, limit: 30 }),
+    ]) {
+      const answer = await auditQueries(db.pool).list('initech', wanted);
+      const want = expected(wanted, single);
+      expect(want.ids.length).toBeGreaterThan(0);
+      expect(answer.items.map((item) => item.id)).toEqual(want.ids);
+      expect(answer.total).toBe(want.total);
+    }
   });
 
   it('lists a chunk entry with every field of the entry recorded', async () => {
