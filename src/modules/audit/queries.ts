@@ -1,6 +1,6 @@
 import type { Queryable } from '../../platform/db/pool.ts';
 import type { AuditEntry } from './entry.ts';
-import { newestFirst, permissionChecksFor } from './permission-check-listing.ts';
+import { newestFirst, permissionCheckCount, permissionCheckPage } from './permission-check-listing.ts';
 import { PERMISSION_CHECK } from './vocabulary.ts';
 
 export interface AuditLogFilter {
@@ -104,15 +104,20 @@ export function auditQueries(db: Queryable) {
         counting,
       ]);
       const logged = keys.map((key) => ({ id: key.id, createdAt: key.created_at.toISOString(), item: null as AuditLogItem | null }));
-      const checks = await permissionChecksFor(db, tenant, filter, wanted, keys.length === wanted ? logged[wanted - 1]!.createdAt : null, cap);
-      const page = [...logged, ...checks.entries.map((item) => ({ id: item.id, createdAt: item.createdAt, item }))]
+      const [checks, checkCount] = await Promise.all([
+        permissionCheckPage(db, tenant, filter, filter.offset, filter.limit, logged.map((key) => key.createdAt)),
+        permissionCheckCount(db, tenant, filter, cap),
+      ]);
+      // The entries before checks' region all precede the page: only the rest are merged.
+      const start = filter.offset - checks.preceding;
+      const page = [...logged.slice(checks.loggedPreceding), ...checks.entries.map((item) => ({ id: item.id, createdAt: item.createdAt, item }))]
         .sort(newestFirst)
-        .slice(filter.offset, wanted);
+        .slice(start, start + filter.limit);
       const fromLog = page.filter((entry) => entry.item === null).map((entry) => entry.id);
       const rows = fromLog.length === 0 ? { rows: [] } : await db.query<AuditRow>(`select ${COLUMNS} from audit_log where tenant_id = $1 and id = any($2::uuid[])`, [tenant, fromLog]);
       const byId = new Map(rows.rows.map((row) => [row.id, toItem(row)]));
-      const total = Math.min(cap, Number(count.rows[0]?.total ?? 0) + checks.count);
-      return { items: page.map((entry) => entry.item ?? byId.get(entry.id)!), total, totalCapped: total === cap || checks.countCapped };
+      const total = Math.min(cap, Number(count.rows[0]?.total ?? 0) + checkCount.count);
+      return { items: page.map((entry) => entry.item ?? byId.get(entry.id)!), total, totalCapped: total === cap || checkCount.countCapped };
     },
   };
 }

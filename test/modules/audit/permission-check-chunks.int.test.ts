@@ -57,8 +57,8 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
   });
   afterAll(() => db.drop());
 
-  const expected = (filter: AuditLogFilter) => {
-    const matching = everything
+  const expected = (filter: AuditLogFilter, entries: readonly AuditEntry[] = everything) => {
+    const matching = entries
       .filter(
         (e) =>
           (filter.action === undefined || e.action === filter.action) &&
@@ -102,6 +102,14 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
     ['excludeActions=LOGIN', filter({ excludeActions: ['LOGIN'], offset: 10 })],
     ['PERMISSION_CHECK excluded', filter({ excludeActions: ['PERMISSION_CHECK'] })],
     ['action=LOGIN', filter({ action: 'LOGIN' })],
+    // Deep offsets: the listing skips the chunks wholly before the page by their headers' counts.
+    ['everything, deep across many chunks', filter({ offset: 1_900, limit: 60 })],
+    ['everything, the very last entries', filter({ offset: 2_280, limit: 50 })],
+    ['action=PERMISSION_CHECK, deep', filter({ action: 'PERMISSION_CHECK', offset: 1_555, limit: 20 })],
+    ['userId, deep', filter({ userId: 'u4', offset: 380, limit: 40 })],
+    ['a range cutting through chunks, deep', filter({ ...range, offset: 700, limit: 25 })],
+    ['a range, userId, deep', filter({ ...range, userId: 'u1', offset: 150, limit: 10 })],
+    ['excludeActions=LOGIN, deep', filter({ excludeActions: ['LOGIN'], offset: 2_000, limit: 100 })],
   ])('%s: the entries and count the whole log holds, newest first', async (_label, wanted) => {
     const answer = await auditQueries(db.pool).list('acme', wanted);
     const want = expected(wanted);
@@ -109,6 +117,27 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
     expect(answer.items.map((item) => item.id)).toEqual(want.ids);
     expect(answer.total).toBe(want.total);
     expect(answer.totalCapped).toBe(false);
+  });
+
+  it('pages deep into checks stored one per chunk, ties at the same millisecond included, as the whole log does', async () => {
+    // One chunk per entry (a low check rate): a deep offset lands among hundreds of chunk headers,
+    // and every 50th entry shares its millisecond with the one before (in another chunk).
+    const single = Array.from({ length: 700 }, (_, i) => check('initech', i));
+    await insertPermissionCheckChunks(db.pool, single.flatMap((entry) => chunksOf([entry], newId)));
+    for (const wanted of [
+      filter({ offset: 451, limit: 20 }),
+      filter({ offset: 649, limit: 1 }),
+      filter({ action: 'PERMISSION_CHECK', offset: 600, limit: 100 }),
+      filter({ userId: 'u2', offset: 90, limit: 15 }),
+      filter({ ...range, offset: 200, limit: 40 }),
+      filter({ ...range, userId: 'u0', offset: 40, limit: 30 }),
+    ]) {
+      const answer = await auditQueries(db.pool).list('initech', wanted);
+      const want = expected(wanted, single);
+      expect(want.ids.length).toBeGreaterThan(0);
+      expect(answer.items.map((item) => item.id)).toEqual(want.ids);
+      expect(answer.total).toBe(want.total);
+    }
   });
 
   it('lists a chunk entry with every field of the entry recorded', async () => {
