@@ -1,12 +1,7 @@
-import type pg from 'pg';
-import type { Pool, PoolClient } from '../db/pool.ts';
-import { checkpointedBatch, LOCK_CLASS } from './checkpoints.ts';
+import type { Pool } from '../db/pool.ts';
+import { checkpointedBatches, type CheckpointedWork } from './checkpoints.ts';
 
-type Work<T> = (tx: PoolClient, checkpoint: bigint) => Promise<{ save: bigint | null; result: T }>;
-
-interface Member {
-  name: string;
-  work: Work<unknown>;
+interface Member extends CheckpointedWork<unknown> {
   resolve(result: unknown): void;
   reject(error: unknown): void;
 }
@@ -18,7 +13,7 @@ interface Member {
  * costs their handlers' statements plus two round trips, not twelve transactions. Nobody waits for
  * company: a group leaves at the end of the turn it was formed in. Each member still succeeds or
  * fails on its own: if the group's transaction fails, every member is applied again in a
- * transaction of its own (checkpointedBatch), so only the failing one fails.
+ * transaction of its own, so only the failing one fails.
  */
 export class BatchGroups {
   private queue: Member[] = [];
@@ -30,7 +25,7 @@ export class BatchGroups {
     private readonly parallelGroups = 2,
   ) {}
 
-  apply<T>(name: string, work: Work<T>): Promise<T> {
+  apply<T>(name: string, work: CheckpointedWork<T>['work']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ name, work, resolve: resolve as (result: unknown) => void, reject });
       if (this.scheduled) return;
@@ -52,37 +47,9 @@ export class BatchGroups {
 
   private async write(group: Member[]): Promise<void> {
     if (group.length > 1) {
-      const results = await this.writeTogether(group).catch(() => null);
+      const results = await checkpointedBatches(this.pool, group).catch(() => null);
       if (results) return group.forEach((member, i) => member.resolve(results[i]));
     }
-    for (const member of group) checkpointedBatch(this.pool, member.name, member.work).then(member.resolve, member.reject);
-  }
-
-  /** One transaction for the group: locks in key order (as every group does, so two never wait crosswise). */
-  private async writeTogether(group: Member[]): Promise<unknown[]> {
-    const client = await this.pool.connect();
-    try {
-      const names = group.map((m) => client.escapeLiteral(m.name)).join(', ');
-      const opened = (await client.query(
-        `begin; set local synchronous_commit = off; ` +
-          `select pg_advisory_xact_lock(${LOCK_CLASS}, l.key) from (select distinct hashtext(n) as key from unnest(array[${names}]::text[]) n order by 1) l; ` +
-          `select name, position from projection_checkpoints where name in (${names})`,
-      )) as unknown as pg.QueryResult<{ name: string; position: string }>[];
-      const checkpoints = new Map(opened[3]!.rows.map((row) => [row.name, BigInt(row.position)]));
-      const outcomes: { save: bigint | null; result: unknown }[] = [];
-      for (const member of group) outcomes.push(await member.work(client, checkpoints.get(member.name) ?? 0n));
-      const saves = group.flatMap((member, i) => (outcomes[i]!.save === null ? [] : [`(${client.escapeLiteral(member.name)}, ${outcomes[i]!.save})`]));
-      await client.query(
-        saves.length === 0
-          ? 'commit'
-          : `update projection_checkpoints c set position = v.position, updated_at = now() from (values ${saves.join(', ')}) v(name, position) where c.name = v.name; commit`,
-      );
-      return outcomes.map((outcome) => outcome.result);
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    for (const member of group) checkpointedBatches(this.pool, [member]).then(([result]) => member.resolve(result), member.reject);
   }
 }

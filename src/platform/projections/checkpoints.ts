@@ -32,29 +32,40 @@ export async function saveCheckpoint(tx: PoolClient, name: string, position: big
   ]);
 }
 
+/** A projection's batch: `work` gets its locked checkpoint and answers the position to save (null: save nothing) with its result. */
+export interface CheckpointedWork<T> {
+  name: string;
+  work: (tx: PoolClient, checkpoint: bigint) => Promise<{ save: bigint | null; result: T }>;
+}
+
 /**
- * One projection batch as a transaction that opens with the checkpoint locked (lockCheckpoint) and closes by
- * moving it, each in a single round trip (a simple query of several statements; the name and the
- * position go in as literals), so a small batch costs its own statements plus two. `work` gets the
- * locked checkpoint and answers the position to save (null: save nothing) with its result.
- * Commits without waiting for the WAL flush: a crash can lose only a last batch together with its
- * checkpoint (one transaction), and the projection applies it again from the log.
+ * Projection batches (of different projections) as one transaction that opens with their
+ * checkpoints locked (as lockCheckpoint does, in key order, so two such transactions never wait
+ * crosswise) and closes by moving them, each in a single round trip (a simple query of several
+ * statements; names and positions go in as literals), so the batches cost their own statements
+ * plus two. Answers each batch's result, in order.
+ * Commits without waiting for the WAL flush: a crash can lose only last batches together with their
+ * checkpoints (one transaction), and the projections apply them again from the log.
  */
-export async function checkpointedBatch<T>(
-  pool: Pool,
-  name: string,
-  work: (tx: PoolClient, checkpoint: bigint) => Promise<{ save: bigint | null; result: T }>,
-): Promise<T> {
+export async function checkpointedBatches(pool: Pool, batches: readonly CheckpointedWork<unknown>[]): Promise<unknown[]> {
   const client = await pool.connect();
   try {
-    const row = client.escapeLiteral(name);
+    const names = batches.map((batch) => client.escapeLiteral(batch.name)).join(', ');
     const opened = (await client.query(
-      `begin; set local synchronous_commit = off; select pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${row})); ` +
-        `select position from projection_checkpoints where name = ${row}`,
-    )) as unknown as pg.QueryResult<{ position: string }>[];
-    const { save, result } = await work(client, BigInt(opened[3]?.rows[0]?.position ?? 0));
-    await client.query(save === null ? 'commit' : `update projection_checkpoints set position = ${save}, updated_at = now() where name = ${row}; commit`);
-    return result;
+      `begin; set local synchronous_commit = off; ` +
+        `select pg_advisory_xact_lock(${LOCK_CLASS}, l.key) from (select distinct hashtext(n) as key from unnest(array[${names}]::text[]) n order by 1) l; ` +
+        `select name, position from projection_checkpoints where name in (${names})`,
+    )) as unknown as pg.QueryResult<{ name: string; position: string }>[];
+    const checkpoints = new Map(opened[3]!.rows.map((row) => [row.name, BigInt(row.position)]));
+    const outcomes: { save: bigint | null; result: unknown }[] = [];
+    for (const batch of batches) outcomes.push(await batch.work(client, checkpoints.get(batch.name) ?? 0n));
+    const saves = batches.flatMap((batch, i) => (outcomes[i]!.save === null ? [] : [`(${client.escapeLiteral(batch.name)}, ${outcomes[i]!.save})`]));
+    await client.query(
+      saves.length === 0
+        ? 'commit'
+        : `update projection_checkpoints c set position = v.position, updated_at = now() from (values ${saves.join(', ')}) v(name, position) where c.name = v.name; commit`,
+    );
+    return outcomes.map((outcome) => outcome.result);
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw error;
