@@ -1,17 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { timed } from './service.ts';
-import { fmt } from './support.ts';
-
-/** CPU milliseconds of one thread from its /proc stat line (utime + stime, in clock ticks of 10 ms). */
-function statCpuMs(file: string): number {
-  try {
-    const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0; // not Linux
-  }
-}
+import { eventLoopCpu, fmt, nodeCpu } from './support.ts';
 
 /**
  * Where a benchmark's CPU went, per unit of work (Linux /proc, 10 ms resolution: use a few thousand
@@ -20,10 +9,8 @@ function statCpuMs(file: string): number {
  * counter, in seconds). CPU time, unlike a rate, is barely skewed by other load on the machine.
  */
 export function cpuSplit(postgres: () => number | null) {
-  const read = () => {
-    const { user, system } = process.cpuUsage();
-    return { main: statCpuMs(`/proc/self/task/${process.pid}/stat`), process: (user + system) / 1000, postgres: (postgres() ?? Number.NaN) * 1000 };
-  };
+  // Milliseconds; the event loop's reads 0 where /proc is missing (not Linux).
+  const read = () => ({ main: (eventLoopCpu() ?? 0) * 1000, process: nodeCpu() * 1000, postgres: (postgres() ?? Number.NaN) * 1000 });
   const start = read();
   return {
     /** Milliseconds per unit since the split was made. */
