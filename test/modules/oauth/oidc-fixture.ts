@@ -5,6 +5,8 @@ import { PLATFORM, startTestService, type TestService } from '../../support/serv
 
 export const TENANT = 'acme';
 export const USER = { email: 'jo@acme.test', password: 'Acme-Us3r!', firstName: 'Jo', lastName: 'Doe' };
+/** The redirect URI the tests' web and SPA clients register. */
+export const REDIRECT = 'https://portal.example/callback';
 
 /** The real service listening on a loopback port, its issuer that address: what a standard client is pointed at. */
 export interface OidcService {
@@ -71,3 +73,21 @@ export async function freshChecks() {
 }
 
 export const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
+
+/** The whole code flow for a client (PKCE, state, nonce, the sign-in page); answers the tokens and what was checked. */
+export async function codeFlow(config: client.Configuration, { scope = 'openid profile email offline_access', credentials = USER }: { scope?: string; credentials?: { email: string; password: string } } = {}) {
+  const checks = await freshChecks();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT,
+    scope,
+    state: checks.expectedState,
+    nonce: checks.expectedNonce,
+    code_challenge: checks.codeChallenge,
+    code_challenge_method: 'S256',
+  });
+  const answer = await signIn(url, credentials);
+  expect(answer.status).toBe(302);
+  const callback = new URL(answer.headers.get('location')!);
+  const tokens = await client.authorizationCodeGrant(config, callback, checks);
+  return { tokens, callback, checks };
+}

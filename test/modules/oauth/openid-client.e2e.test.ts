@@ -1,7 +1,7 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atHash } from '../../../src/modules/oauth/id-tokens.ts';
-import { claimsOf, discover, freshChecks, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { claimsOf, codeFlow, discover, REDIRECT, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 /**
  * Every flow driven by openid-client (panva's certified relying-party library), unmodified:
@@ -10,30 +10,11 @@ import { claimsOf, discover, freshChecks, signIn, startOidcService, TENANT, USER
  */
 describe('a standard OIDC client (openid-client) against the service', () => {
   let s: OidcService;
-  const REDIRECT = 'https://portal.example/callback';
 
   beforeAll(async () => {
     s = await startOidcService();
   });
   afterAll(() => s.close());
-
-  /** The whole code flow for a client; answers the tokens and what was checked. */
-  async function codeFlow(config: client.Configuration, scope = 'openid profile email offline_access') {
-    const checks = await freshChecks();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope,
-      state: checks.expectedState,
-      nonce: checks.expectedNonce,
-      code_challenge: checks.codeChallenge,
-      code_challenge_method: 'S256',
-    });
-    const answer = await signIn(url);
-    expect(answer.status).toBe(302);
-    const callback = new URL(answer.headers.get('location')!);
-    const tokens = await client.authorizationCodeGrant(config, callback, checks);
-    return { tokens, callback, checks };
-  }
 
   it('discovery lists exactly what works', async () => {
     const metadata = (await (await fetch(`${s.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
@@ -83,7 +64,7 @@ describe('a standard OIDC client (openid-client) against the service', () => {
   it('a public client (spa, token_endpoint_auth_method none) with PKCE; its refresh token is its own', async () => {
     const spa = await s.createApplication({ name: 'spa', type: 'spa', redirectUris: [REDIRECT] });
     const config = await discover(s.issuer, spa.clientId, undefined, client.None());
-    const { tokens } = await codeFlow(config, 'openid');
+    const { tokens } = await codeFlow(config, { scope: 'openid' });
     expect(tokens.claims()!.aud).toBe(spa.clientId);
     expect(tokens.claims()).not.toHaveProperty('email');
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);

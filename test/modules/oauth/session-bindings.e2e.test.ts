@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimsOf, discover, freshChecks, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { claimsOf, codeFlow, discover, REDIRECT, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 /**
  * The refresh grant remembers which client holds a session (src/modules/oauth/session-bindings.ts)
@@ -10,7 +10,6 @@ import { claimsOf, discover, freshChecks, signIn, startOidcService, TENANT, USER
  */
 describe('refresh grants with remembered session bindings', () => {
   let s: OidcService;
-  const REDIRECT = 'https://portal.example/callback';
 
   beforeAll(async () => {
     s = await startOidcService();
@@ -25,14 +24,6 @@ describe('refresh grants with remembered session bindings', () => {
     expect(answer.status).toBe(200);
     return answer.body.data as { refreshToken: string; accessToken: string; sessionId: string };
   };
-
-  async function codeFlow(config: client.Configuration, credentials: { email: string; password: string }) {
-    const checks = await freshChecks();
-    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid offline_access', state: checks.expectedState, nonce: checks.expectedNonce, code_challenge: checks.codeChallenge, code_challenge_method: 'S256' });
-    const answer = await signIn(url, credentials);
-    expect(answer.status).toBe(302);
-    return client.authorizationCodeGrant(config, new URL(answer.headers.get('location')!), checks);
-  }
 
   it('a password-login session refreshes again and again; a reused token still revokes it', async () => {
     const { refreshToken: first } = await login();
@@ -61,7 +52,7 @@ describe('refresh grants with remembered session bindings', () => {
     expect(created.status).toBe(201);
     const app = await s.createApplication({ name: 'bound', type: 'web', redirectUris: [REDIRECT] });
     const config = await discover(s.issuer, app.clientId, app.clientSecret!);
-    const tokens = await codeFlow(config, person);
+    const { tokens } = await codeFlow(config, { scope: 'openid offline_access', credentials: person });
     const once = await client.refreshTokenGrant(config, tokens.refresh_token!);
     expect(claimsOf(once.access_token)).toMatchObject({ client_id: app.clientId, scope: 'openid offline_access' });
     const twice = await client.refreshTokenGrant(config, once.refresh_token!);
