@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     const appendSeconds = generated.seconds;
     const expected = total * subscriptions;
     const giveUpAt = started + (appendingSeconds + 300) * 1000;
-    if (outage) await outage.drained(giveUpAt);
+    if (outage) await outage.drained(giveUpAt, expected);
     else while (receiver.arrived() < expected && performance.now() < giveUpAt) await sleep(50);
     const drainSeconds = (performance.now() - started) / 1000;
 
@@ -126,8 +126,8 @@ async function main(): Promise<void> {
 /**
  * The receiver down from now for `seconds`, then up; the queue's depth sampled meanwhile. The
  * backlog is what was enqueued before the receiver came back: `drained` resolves once the events
- * are all appended and nothing waits for an attempt any more, and the drain time is when the last
- * of the backlog was settled.
+ * are all appended, every delivery arrived and nothing waits for an attempt any more (or at the
+ * deadline), and the drain time is when the last of the backlog was settled.
  */
 function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) {
   const received = receiver.arrived;
@@ -154,19 +154,23 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
   });
   let appended = false;
   let giveUpAt = Infinity;
+  let expected = Infinity;
   const sampling = (async () => {
     for (;;) {
       const depth = await waiting(null);
       peak = Math.max(peak, depth);
       if (upAt && !backlogDrained && (await waiting(upAt.instant)) === 0) backlogDrained = { at: performance.now(), received: received() };
-      if ((appended && backlogDrained && depth === 0) || performance.now() > giveUpAt) return;
+      // Events still on their way through the relay and the bus have no queue row yet: an empty
+      // queue is the end only once every delivery arrived.
+      if ((appended && backlogDrained && depth === 0 && received() >= expected) || performance.now() > giveUpAt) return;
       await sleep(250);
     }
   })();
   return {
-    drained(deadline: number): Promise<void> {
+    drained(deadline: number, deliveries: number): Promise<void> {
       appended = true;
       giveUpAt = deadline;
+      expected = deliveries;
       return sampling;
     },
     async report(): Promise<void> {

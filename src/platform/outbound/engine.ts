@@ -102,8 +102,15 @@ const CLAIM_WHEN_FREE_SHARE = 1 / 8;
  */
 const UNRECORDED_PER_SLOT = 2;
 const TROUBLED_TARGETS_KEPT = 10_000;
-/** A batch's deliveries the consumer attempts itself at most (the rest are enqueued): memory and timers stay bounded. */
+/** A chunk's deliveries the consumer attempts itself at most (the rest are enqueued): memory and timers stay bounded. */
 const CONSUMER_ATTEMPTS_MAX = 5_000;
+/**
+ * The deliveries of a bus batch are attempted and committed in chunks of about this many (whole
+ * events), so the answers of one chunk and its commit overlap the sending of the next.
+ */
+const CHUNK_DELIVERIES = 500;
+/** Chunks of one batch sending at once: the next one starts when the one this many places before it has its answers. */
+const CHUNKS_SENDING = 2;
 
 /**
  * The delivery engine: a consumer group turns events into deliveries and makes their first attempt
@@ -166,30 +173,82 @@ export class OutboundEngine {
   }
 
   /**
-   * One bus batch: its new events fanned out, the deliveries attempted at once (the targets not
-   * troubled), then one transaction for the inbox rows and every delivery's row.
+   * One bus batch: its new events fanned out, then their deliveries in chunks of about
+   * CHUNK_DELIVERIES (whole events each), each attempted at once and recorded in a transaction of
+   * its own. Chunks overlap: a chunk starts sending once the chunk CHUNKS_SENDING places before it
+   * has its answers, so a chunk's last answers and its commit come in while later chunks send. The
+   * handler resolves (and the bus moves the offset) only once every chunk committed; a chunk that
+   * failed fails the batch once the others settled, and the redelivery skips the chunks committed
+   * (their events are in the inbox).
    */
   private async consume(groupId: string, inbox: PostgresInbox, messages: readonly { value: PublicEvent }[]): Promise<void> {
-    const { channel, pool, clock } = this.options;
+    const { channel, pool } = this.options;
     const unapplied = await inbox.unapplied(groupId, messages.map((message) => message.value.id));
     const events = [...new Map(messages.filter((message) => unapplied.has(message.value.id)).map((message) => [message.value.id, message.value])).values()];
     const eventMemo = new BatchMemo(events);
-    const deliveries: ClaimedDelivery[] = [];
+    const chunks: ClaimedDelivery[][] = [[]];
     for (const event of events) {
-      for (const delivery of await channel.fanOut(event, pool, eventMemo)) deliveries.push({ ...delivery, eventId: event.id, id: newId(), attempt: 1 });
+      if (chunks.at(-1)!.length >= CHUNK_DELIVERIES) chunks.push([]);
+      for (const delivery of await channel.fanOut(event, pool, eventMemo)) chunks.at(-1)!.push({ ...delivery, eventId: event.id, id: newId(), attempt: 1 });
     }
-    // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
-    if (deliveries.length === 0) return;
+    const answered: Promise<void>[] = [];
+    const committed = chunks.map((deliveries, index) => {
+      const chunk = this.deliverChunk(groupId, inbox, deliveries, answered[index - CHUNKS_SENDING]);
+      answered.push(chunk.answered);
+      return chunk.committed;
+    });
+    const failure = (await Promise.allSettled(committed)).find((outcome) => outcome.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+
+  /**
+   * One chunk of a bus batch: once `turn` resolves (an earlier chunk has its answers), its
+   * deliveries are attempted at once (the targets not troubled, as they are then) and `answered`
+   * resolves when the answers are in or the wait is over; `committed`, once one transaction wrote
+   * the inbox rows of its events and every delivery's row.
+   */
+  private deliverChunk(
+    groupId: string,
+    inbox: PostgresInbox,
+    deliveries: ClaimedDelivery[],
+    turn: Promise<void> | undefined,
+  ): { answered: Promise<void>; committed: Promise<void> } {
+    const answers = (turn ?? Promise.resolve()).then(() => this.attemptChunk(deliveries));
+    const answered = answers.then(
+      () => undefined,
+      () => undefined,
+    );
+    return { answered, committed: answers.then((attempts) => this.commitChunk(groupId, inbox, deliveries, attempts)) };
+  }
+
+  /** The consumer's own attempts of a chunk's deliveries, and the answers that came within its wait. */
+  private async attemptChunk(deliveries: ClaimedDelivery[]): Promise<{ sends: Map<string, Promise<Sent>>; answers: Map<string, NonNullable<Sent>> }> {
     const attempted = deliveries.filter((delivery) => !this.troubledTargets.has(delivery.targetId)).slice(0, CONSUMER_ATTEMPTS_MAX);
     const memo = new BatchMemo(attempted);
     const sends = new Map(attempted.map((delivery) => [delivery.id, this.send(delivery, memo)]));
-    const answers = await this.answeredWithin(sends);
+    return { sends, answers: await this.answeredWithin(sends) };
+  }
+
+  /**
+   * One transaction for a chunk: the inbox rows of its events, the delivered attempts as settled
+   * rows, the failed or unanswered ones as rows leased to this instance (settled as their answers
+   * come), the rest queued for the workers.
+   */
+  private async commitChunk(
+    groupId: string,
+    inbox: PostgresInbox,
+    deliveries: ClaimedDelivery[],
+    { sends, answers }: { sends: Map<string, Promise<Sent>>; answers: Map<string, NonNullable<Sent>> },
+  ): Promise<void> {
+    const { channel, clock } = this.options;
+    // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
+    if (deliveries.length === 0) return;
     const delivered: DeliveredAttempt[] = [];
     const leased: ClaimedDelivery[] = [];
     const queued: ClaimedDelivery[] = [];
-    // A target that answered some of its deliveries in time is busy, not slow (a batch bigger than
+    // A target that answered some of its deliveries in time is busy, not slow (a chunk bigger than
     // the wait can send leaves every target with answers still to come).
-    const answering = new Set(attempted.filter((delivery) => answers.has(delivery.id)).map((delivery) => delivery.targetId));
+    const answering = new Set(deliveries.filter((delivery) => answers.has(delivery.id)).map((delivery) => delivery.targetId));
     for (const delivery of deliveries) {
       const answer = answers.get(delivery.id);
       if (answer?.result.ok) delivered.push({ delivery, result: answer.result, startedAt: answer.startedAt });

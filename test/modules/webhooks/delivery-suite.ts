@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { systemClock } from '../../../src/platform/clock.ts';
+import { systemContext } from '../../../src/platform/commands/context.ts';
+import { toNewEvents } from '../../../src/platform/commands/handle-command.ts';
+import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
 import { PLATFORM, type TestService } from '../../support/service.ts';
@@ -104,5 +108,32 @@ export function webhookDeliverySuite(env: () => Record<string, string>): void {
     expect(JSON.parse(received.at(-1)!.body)).toEqual(JSON.parse(received[0]!.body));
     expect(JSON.parse(received.at(-1)!.body).data).toMatchObject({ id: role.body.data.id, name: 'auditors', permissions: ['view:audit'] });
     expect(verifiesWith(webhook.signingSecret, received.at(-1)!)).toBe(true);
+  });
+
+  it('a burst of deliveries bigger than the chunks the consumer sends and commits them in reaches each subscription once, signed', async () => {
+    receiver.answer({ status: 204 });
+    const hooks: { id: string; signingSecret: string }[] = [];
+    for (let i = 0; i < 10; i++) {
+      const created = await call('POST', '/api/webhooks', { name: `burst ${i}`, url: `${receiver.url}?burst=${i}`, events: ['login.failed'] });
+      expect(created.status).toBe(201);
+      hooks.push(created.body.data);
+    }
+    // One append: the relay reads the 120 events at once, so one bus batch holds 1,200 deliveries (several chunks).
+    const failures = Array.from({ length: 120 }, () => ({ type: 'LoginFailed', data: { userId: null, reason: 'bad_password' } }));
+    const appended = toNewEvents(failures, systemContext(PLATFORM), systemClock);
+    await t.events.append(`loginattempt-${PLATFORM}.${newId()}`, appended);
+    const burst = () => receiver.requests.filter((request) => request.url.includes('burst='));
+    await vi.waitFor(() => expect(burst().length).toBeGreaterThanOrEqual(1_200), WAIT);
+
+    const eventIds = new Set(appended.map((event) => event.id));
+    const arrivals = burst().map((request) => `${JSON.parse(request.body).id} ${request.url}`);
+    expect(new Set(arrivals).size).toBe(arrivals.length);
+    expect(arrivals).toHaveLength(1_200);
+    expect(new Set(burst().map((request) => JSON.parse(request.body).id))).toEqual(eventIds);
+    for (const request of burst()) expect(verifiesWith(hooks[Number(request.url.split('burst=')[1])]!.signingSecret, request)).toBe(true);
+    // The receiver answers before the chunk commits: the records follow.
+    const delivered = async () =>
+      (await db.pool.query("select count(*)::int as n from outbound_deliveries where status = 'delivered' and target_id = any($1)", [hooks.map((hook) => hook.id)])).rows[0].n;
+    await vi.waitFor(async () => expect(await delivered()).toBe(1_200), WAIT);
   });
 }
