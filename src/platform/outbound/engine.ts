@@ -166,19 +166,22 @@ export class OutboundEngine {
   }
 
   /**
-   * One bus batch: its new events fanned out, the deliveries attempted at once (the targets not
-   * troubled), then one transaction for the inbox rows and every delivery's row.
+   * One bus batch: its events fanned out, the deliveries of those not applied yet attempted at once
+   * (the targets not troubled), then one transaction for the inbox rows and every delivery's row.
    */
   private async consume(groupId: string, inbox: PostgresInbox, messages: readonly { value: PublicEvent }[]): Promise<void> {
     const { channel, pool, clock } = this.options;
-    const unapplied = await inbox.unapplied(groupId, messages.map((message) => message.value.id));
-    const events = [...new Map(messages.filter((message) => unapplied.has(message.value.id)).map((message) => [message.value.id, message.value])).values()];
+    const events = [...new Map(messages.map((message) => [message.value.id, message.value])).values()];
     const eventMemo = new BatchMemo(events);
-    const deliveries: ClaimedDelivery[] = [];
+    const fannedOut: ClaimedDelivery[] = [];
     for (const event of events) {
-      for (const delivery of await channel.fanOut(event, pool, eventMemo)) deliveries.push({ ...delivery, eventId: event.id, id: newId(), attempt: 1 });
+      for (const delivery of await channel.fanOut(event, pool, eventMemo)) fannedOut.push({ ...delivery, eventId: event.id, id: newId(), attempt: 1 });
     }
     // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
+    // So the inbox is asked only about events with deliveries (a batch without any costs no statement).
+    if (fannedOut.length === 0) return;
+    const unapplied = await inbox.unapplied(groupId, fannedOut.map((delivery) => delivery.eventId));
+    const deliveries = fannedOut.filter((delivery) => unapplied.has(delivery.eventId));
     if (deliveries.length === 0) return;
     const attempted = deliveries.filter((delivery) => !this.troubledTargets.has(delivery.targetId)).slice(0, CONSUMER_ATTEMPTS_MAX);
     const memo = new BatchMemo(attempted);
