@@ -1,3 +1,4 @@
+import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/platform/clock.ts';
@@ -119,6 +120,31 @@ describe('reaction runner', () => {
       expect(BigInt((await checkpoint('idle'))!.position)).toBeGreaterThanOrEqual(second.position);
       expect(await answers('idle', second.streamId)).toHaveLength(1);
     } finally {
+      await reactions.stop();
+    }
+  });
+
+  it('opens a batch (transaction, lock, checkpoint) in one round trip on its lock session and closes it (checkpoint, commit) in another', async () => {
+    const reactions = runner(answering('two-trips'));
+    await reactions.start();
+    // Caught up with the earlier tests' pings first: one batch is watched.
+    expect(await reactions.waitFor((await ping()).position, 5000)).not.toBeNull();
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    // Observes the statements of the reaction's own session (the commands' appends go through the pool).
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === 'iam-reaction:two-trips') sent.push(String(args[0]));
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      const pinged = await ping();
+      expect(await reactions.waitFor(pinged.position, 5000)).not.toBeNull();
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(/^begin;.*pg_advisory_xact_lock.*from reaction_checkpoints/);
+      expect(sent[1]).toMatch(/^update reaction_checkpoints .*; commit$/);
+      expect(BigInt((await checkpoint('two-trips'))!.position)).toBeGreaterThanOrEqual(pinged.position);
+    } finally {
+      pg.Client.prototype.query = query;
       await reactions.stop();
     }
   });
