@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { registerRelayMetrics } from '../../../src/platform/bus/bus-metrics.ts';
 import { InProcessEventBus } from '../../../src/platform/bus/in-process.ts';
@@ -9,6 +8,7 @@ import { createMetrics } from '../../../src/platform/metrics.ts';
 import { PLATFORM, startTestService } from '../../support/service.ts';
 import { testEvent } from '../eventstore/event-store-contract.ts';
 import { appendRoundRobin, DELIVERY_TIMEOUT, effects, expectEachAppliedOnceInStreamOrder, logger, newStreams, relayTestBed, uniqueTopic } from './relay-fixtures.ts';
+import { watchSessionStatements } from '../../support/session-statements.ts';
 
 const TOPIC_OPTIONS = { partitions: 1, replicationFactor: 1 };
 
@@ -89,13 +89,8 @@ describe('event relay on the in-process bus', () => {
     const received = await record(topic);
     const relay = startRelay(topic);
     await vi.waitFor(() => expect(relay.isLeader).toBe(true), DELIVERY_TIMEOUT);
-    const sent: string[] = [];
-    const query = pg.Client.prototype.query;
-    // Observes the statements of the leader's own session.
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === `iam-leader:relay:${topic}`) sent.push(String(args[0]));
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
+    // Observed: the statements of the leader's own session.
+    const { sent, stop } = watchSessionStatements(`iam-leader:relay:${topic}`);
     try {
       const stream = `thing-acme.${newId()}`;
       let last = 0n;
@@ -109,7 +104,7 @@ describe('event relay on the in-process bus', () => {
       expect(sent.filter((text) => text !== 'select 1' && !text.startsWith('update relay_checkpoints'))).toEqual([]);
       expect(sent.length).toBeLessThanOrEqual(4);
     } finally {
-      pg.Client.prototype.query = query;
+      stop();
     }
   });
 

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/platform/clock.ts';
@@ -13,6 +12,7 @@ import { defineReaction, type Reaction } from '../../../src/platform/reactions/r
 import { ReactionRunner } from '../../../src/platform/reactions/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { testEvent } from '../eventstore/event-store-contract.ts';
+import { watchSessionStatements } from '../../support/session-statements.ts';
 
 const logger = pino({ level: 'silent' });
 
@@ -129,13 +129,8 @@ describe('reaction runner', () => {
     await reactions.start();
     // Caught up with the earlier tests' pings first: one batch is watched.
     expect(await reactions.waitFor((await ping()).position, 5000)).not.toBeNull();
-    const sent: string[] = [];
-    const query = pg.Client.prototype.query;
-    // Observes the statements of the reaction's own session (the commands' appends go through the pool).
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === 'iam-reaction:two-trips') sent.push(String(args[0]));
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
+    // Observed: the statements of the reaction's own session (the commands' appends go through the pool).
+    const { sent, stop } = watchSessionStatements('iam-reaction:two-trips');
     try {
       const pinged = await ping();
       expect(await reactions.waitFor(pinged.position, 5000)).not.toBeNull();
@@ -144,7 +139,7 @@ describe('reaction runner', () => {
       expect(sent[1]).toMatch(/^update reaction_checkpoints .*; commit$/);
       expect(BigInt((await checkpoint('two-trips'))!.position)).toBeGreaterThanOrEqual(pinged.position);
     } finally {
-      pg.Client.prototype.query = query;
+      stop();
       await reactions.stop();
     }
   });
