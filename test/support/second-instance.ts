@@ -3,9 +3,13 @@ import { startTestService, type TestService } from './service.ts';
 
 /**
  * A second service instance on `first`'s database, with a connection pool of its own whose every
- * query is shown to `observe` (text and parameters) before it runs.
+ * query is shown to `observe` (text and parameters) before it runs; `env` as startTestService takes it.
  */
-export async function startInstanceBeside(first: TestService, observe: (text: string, parameters: unknown[]) => void): Promise<TestService> {
+export async function startInstanceBeside(
+  first: TestService,
+  observe: (text: string, parameters: unknown[]) => void,
+  env: Record<string, string> = {},
+): Promise<TestService> {
   const pool = createPool(first.db.url, 20);
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -13,5 +17,5 @@ export async function startInstanceBeside(first: TestService, observe: (text: st
     observe(typeof text === 'string' ? text : String((text as { text?: string }).text), Array.isArray(args[1]) ? args[1] : []);
     return query(...args);
   };
-  return startTestService({ db: { url: first.db.url, pool, drop: () => pool.end() } });
+  return startTestService({ db: { url: first.db.url, pool, drop: () => pool.end() }, env });
 }

@@ -5,7 +5,7 @@ import type { OutboundChannel } from '../../platform/outbound/engine.ts';
 import type { AnyLogStreamConfig } from './config.ts';
 import type { LogStreamCommands } from './commands.ts';
 import { destinationRequest, type DestinationDeps, type LogRecord } from './destinations.ts';
-import { logStreamQueries, type LogStreamQueries } from './queries.ts';
+import type { ActiveLogStream, LogStreamQueries } from './queries.ts';
 import { fullJitterDelayMs } from './retry.ts';
 
 /** The fields of an audit entry a record carries (spec, Log stream delivery). */
@@ -19,6 +19,8 @@ export const TEST_ACTION = 'LOG_STREAM_TEST';
 
 export interface LogStreamChannelDeps extends DestinationDeps {
   queries: LogStreamQueries;
+  /** The tenant's active streams as of the event (or later). */
+  activeStreams(event: PublicEvent): Promise<ActiveLogStream[]>;
   commands: LogStreamCommands;
   secretBox: SecretBox;
   /** The audit log's entry of an event, once the audit projection has it; null if it lags past the bound. */
@@ -33,11 +35,11 @@ export function logStreamChannel(deps: LogStreamChannelDeps): OutboundChannel {
   return {
     name: 'log-streams',
 
-    async fanOut(event, db, memo) {
+    async fanOut(event) {
       if (!deps.isAudited(event.type)) return [];
       // Entries from before a stream existed are not sent to it.
       const occurredAt = new Date(event.occurredAt);
-      const streams = (await memo.get(event.tenantId, () => logStreamQueries(db).active(event.tenantId))).filter((stream) => stream.createdAt <= occurredAt);
+      const streams = (await deps.activeStreams(event)).filter((stream) => stream.createdAt <= occurredAt);
       if (streams.length === 0) return [];
       const entry = await deps.auditEntry(event);
       // Thrown, the bus hands the batch again shortly: the audit projection is behind.

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventBus, PublicEvent } from '../../platform/bus/port.ts';
+import { tenantTargetsAt, type FollowedReadModels } from '../../platform/bus/tenant-targets.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { ReservationNames } from '../../platform/commands/reservation-names.ts';
@@ -17,7 +18,7 @@ import { configSchemas, maskedConfig, withStoredSecrets, type AnyLogStreamConfig
 import { destinationRequest, type LogRecord } from './destinations.ts';
 import { logStreamError } from './errors.ts';
 import type { LogStreamType } from './events.ts';
-import type { LogStream, LogStreamQueries } from './queries.ts';
+import { logStreamQueries, type LogStream, type LogStreamQueries } from './queries.ts';
 
 export interface LogStreamsModuleDeps {
   store: EventStore;
@@ -25,6 +26,9 @@ export interface LogStreamsModuleDeps {
   pool: Pool;
   /** The read model's queries (wrapped for read-your-writes by the composition root). */
   queries: LogStreamQueries;
+  /** The read models (the projection runner): fan-out reads the active streams from a cache they keep current. */
+  readModels: FollowedReadModels;
+  readModelTimeoutMs: number;
   clock: Clock;
   bus: EventBus;
   topic: string;
@@ -68,7 +72,8 @@ export function logStreamsModule(deps: LogStreamsModuleDeps) {
   const { queries } = deps;
   const commands = logStreamCommands(deps);
   // The engine takes its bus, pool, client, clock, metrics and timeout from the module's dependencies.
-  const engine = new OutboundEngine({ ...deps, channel: logStreamChannel({ ...deps, commands }) });
+  const activeStreams = tenantTargetsAt(deps.readModels, { projection: 'log-streams', load: (tenant) => logStreamQueries(deps.pool).active(tenant), timeoutMs: deps.readModelTimeoutMs });
+  const engine = new OutboundEngine({ ...deps, channel: logStreamChannel({ ...deps, activeStreams, commands }) });
   const existing = async (tenant: string, id: string) => (await queries.get(tenant, id)) ?? Promise.reject(notFound('Log stream'));
 
   async function assertDeliverable(type: LogStreamType, config: AnyLogStreamConfig): Promise<void> {

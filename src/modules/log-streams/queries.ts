@@ -45,6 +45,13 @@ const toLogStream = (row: LogStreamRow): LogStream => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** An active stream as fan-out needs it. */
+export interface ActiveLogStream {
+  id: string;
+  eventFilters: string[] | null;
+  createdAt: Date;
+}
+
 /** Reads of the log_streams read model; every query is scoped to one tenant. */
 export function logStreamQueries(db: Queryable) {
   async function row(tenant: string, id: string): Promise<LogStreamRow | null> {
@@ -66,7 +73,7 @@ export function logStreamQueries(db: Queryable) {
       return found && { id: found.id, type: found.type, status: found.status, sealedConfig: found.sealed_config };
     },
     /** Active streams of the tenant, with their filters and creation times. */
-    async active(tenant: string): Promise<{ id: string; eventFilters: string[] | null; createdAt: Date }[]> {
+    async active(tenant: string): Promise<ActiveLogStream[]> {
       const { rows } = await db.query<{ id: string; event_filters: string[] | null; created_at: Date }>(
         `select id, event_filters, created_at from log_streams where tenant_id = $1 and status = 'active'`,
         [tenant],

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { PublicEvent } from '../../platform/bus/port.ts';
 import { systemContext } from '../../platform/commands/context.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
@@ -9,7 +10,7 @@ import type { ClaimedDelivery } from '../../platform/outbound/queue.ts';
 import type { WebhookCommands } from './commands.ts';
 import { webhookTypeOf } from '../audit/index.ts';
 import { needsHistory, webhookData } from './payloads.ts';
-import { webhookQueries, type WebhookQueries } from './queries.ts';
+import type { WebhookQueries, WebhookSubscriber } from './queries.ts';
 import { signatureHeaders } from './signing.ts';
 
 /** Consecutive failed deliveries (retry schedule exhausted) after which a subscription is deactivated (spec, Limits). */
@@ -26,6 +27,8 @@ export const webhookBody = (id: string, type: string, timestamp: string, data: u
 export interface WebhookChannelDeps {
   store: EventStore;
   queries: WebhookQueries;
+  /** The tenant's active subscriptions as of the event (or later). */
+  subscribers(event: PublicEvent): Promise<WebhookSubscriber[]>;
   commands: WebhookCommands;
   secretBox: SecretBox;
   clock: Clock;
@@ -61,12 +64,12 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
   return {
     name: 'webhooks',
 
-    async fanOut(event, db, memo) {
+    async fanOut(event, _db, memo) {
       const type = webhookTypeOf(event.type);
       if (!type) return [];
-      const subscribedTo = (tenantId: string, webhookType: string) =>
-        memo.get(`${tenantId}\n${webhookType}`, () => webhookQueries(db).subscribedTo(tenantId, webhookType));
-      const subscribed = await subscribedTo(event.tenantId, type);
+      const subscribedTo = async (to: PublicEvent, webhookType: string) =>
+        (await deps.subscribers(to)).filter((subscriber) => subscriber.events.includes('*') || subscriber.events.includes(webhookType));
+      const subscribed = await subscribedTo(event, type);
       // Events from before a subscription existed are not sent to it.
       const occurredAt = new Date(event.occurredAt);
       const targets = subscribed.filter((subscription) => subscription.createdAt <= occurredAt).map((subscription) => subscription.id);
@@ -77,7 +80,7 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
           const wanted = new Set<string>();
           for (const batched of memo.items) {
             const batchedType = webhookTypeOf(batched.type);
-            if (batchedType && needsHistory(batchedType) && (await subscribedTo(batched.tenantId, batchedType)).length > 0) wanted.add(batched.streamId);
+            if (batchedType && needsHistory(batchedType) && (await subscribedTo(batched, batchedType)).length > 0) wanted.add(batched.streamId);
           }
           const ids = [...wanted];
           const read = await deps.store.readStreams(ids);

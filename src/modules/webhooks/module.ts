@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../../platform/bus/port.ts';
+import { tenantTargetsAt, type FollowedReadModels } from '../../platform/bus/tenant-targets.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
@@ -16,13 +17,16 @@ import { TEST_WEBHOOK_TYPE, webhookChannel, webhookBody } from './channel.ts';
 import { webhookCommands } from './commands.ts';
 import type { WebhookSettings } from './events.ts';
 import { webhookError } from './errors.ts';
-import type { WebhookQueries } from './queries.ts';
+import { webhookQueries, type WebhookQueries } from './queries.ts';
 
 export interface WebhooksModuleDeps {
   store: EventStore;
   pool: Pool;
   /** The read model's queries (wrapped for read-your-writes by the composition root). */
   queries: WebhookQueries;
+  /** The read models (the projection runner): fan-out reads the subscriptions from a cache they keep current. */
+  readModels: FollowedReadModels;
+  readModelTimeoutMs: number;
   clock: Clock;
   bus: EventBus;
   topic: string;
@@ -44,7 +48,9 @@ export function webhooksModule(deps: WebhooksModuleDeps) {
   const { queries } = deps;
   const commands = webhookCommands(deps);
   // The engine takes its bus, pool, client, clock, metrics and timeout from the module's dependencies.
-  const engine = new OutboundEngine({ ...deps, channel: webhookChannel({ ...deps, queries, commands, logger: deps.logger.child({ component: 'webhooks' }) }) });
+  const subscribers = tenantTargetsAt(deps.readModels, { projection: 'webhooks', load: (tenant) => webhookQueries(deps.pool).active(tenant), timeoutMs: deps.readModelTimeoutMs });
+  const channel = webhookChannel({ ...deps, queries, subscribers, commands, logger: deps.logger.child({ component: 'webhooks' }) });
+  const engine = new OutboundEngine({ ...deps, channel });
   const existing = async (tenant: string, webhookId: string) => (await queries.get(tenant, webhookId)) ?? Promise.reject(notFound('Webhook'));
 
   /** https only, and not an address the service refuses to send to (checked again at every attempt). */

@@ -49,6 +49,13 @@ const toWebhook = (row: WebhookRow): Webhook => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** An active subscription as fan-out needs it. */
+export interface WebhookSubscriber {
+  id: string;
+  events: string[];
+  createdAt: Date;
+}
+
 /** Reads of the webhooks read model; every query is scoped to one tenant. */
 export function webhookQueries(db: Queryable) {
   async function row(tenant: string, id: string): Promise<WebhookRow | null> {
@@ -82,13 +89,13 @@ export function webhookQueries(db: Queryable) {
         ]),
       );
     },
-    /** Active subscriptions of the tenant that take `webhookType`, with their creation times. */
-    async subscribedTo(tenant: string, webhookType: string): Promise<{ id: string; createdAt: Date }[]> {
-      const { rows } = await db.query<{ id: string; created_at: Date }>(
-        `select id, created_at from webhooks where tenant_id = $1 and is_active and (events && array['*', $2]::text[])`,
-        [tenant, webhookType],
+    /** The tenant's active subscriptions: the event types each takes ('*': all) and its creation time. */
+    async active(tenant: string): Promise<WebhookSubscriber[]> {
+      const { rows } = await db.query<{ id: string; events: string[]; created_at: Date }>(
+        'select id, events, created_at from webhooks where tenant_id = $1 and is_active',
+        [tenant],
       );
-      return rows.map((r) => ({ id: r.id, createdAt: r.created_at }));
+      return rows.map((r) => ({ id: r.id, events: r.events, createdAt: r.created_at }));
     },
   };
 }

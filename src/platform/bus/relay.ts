@@ -25,6 +25,11 @@ export interface RelayOptions {
 }
 
 const DEFAULT_BATCH_SIZE = 500;
+/**
+ * How long a published position may wait for its checkpoint when no next batch comes to carry it:
+ * about what a crash makes the relay publish again (consumers deduplicate).
+ */
+const CHECKPOINT_DELAY_MS = 1000;
 const DEFAULT_STANDBY_POLL_MS = 1000;
 /** Longer than a standby's poll: the relay that lost its lead (or its session) lets a standby take it. */
 const PAUSE_AFTER_LOSS_MS = 2 * DEFAULT_STANDBY_POLL_MS;
@@ -60,6 +65,11 @@ export class EventRelay {
   private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
   private lock: LeaderLock | null = null;
+  /** The last position published and not yet in the checkpoint. */
+  private unsaved: bigint | null = null;
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  /** The checkpoint's write in flight: statements on the lock's session go one after another. */
+  private saving: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: RelayOptions) {}
 
@@ -110,16 +120,21 @@ export class EventRelay {
       await subscription.close();
       if (!this.stopping.signal.aborted) logger.warn({ topic }, 'relay lost its leader lock session; standing by');
     } finally {
+      await this.saveCheckpoint(lock).catch(() => undefined);
+      this.unsaved = null;
       this.lock = null;
       metrics?.leading(false);
       await lock.release();
     }
   }
 
+  /**
+   * One statement on the lock's session before each publish proves the lock is still ours (a relay
+   * that lost it, and may have been replaced, never publishes again) and carries the checkpoint of
+   * the batch published before; a batch with none after it has its checkpoint written a little later.
+   */
   private async relay(lock: LeaderLock, events: RecordedEvent[]): Promise<void> {
-    // A statement on the lock's session proves the lock is still ours: a relay that lost it (and
-    // may have been replaced) never publishes again.
-    await lock.db.query('select 1');
+    await this.saveCheckpoint(lock, true);
     try {
       const { publicData } = this.options;
       await this.options.bus.publish(this.options.topic, events.map((event) => relayedMessage(event, publicData)));
@@ -127,6 +142,27 @@ export class EventRelay {
       this.options.metrics?.publishFailed();
       throw error;
     }
-    await saveRelayCheckpoint(lock.db, this.options.topic, events.at(-1)!.position);
+    this.unsaved = events.at(-1)!.position;
+    this.checkpointTimer = setTimeout(() => void this.saveCheckpoint(lock).catch(() => undefined), CHECKPOINT_DELAY_MS);
+  }
+
+  /** Writes the published position, if any is unsaved; with `proving`, a statement runs even if none is. */
+  private saveCheckpoint(lock: LeaderLock, proving = false): Promise<void> {
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
+    const position = this.unsaved;
+    this.unsaved = null;
+    this.saving = this.saving
+      .catch(() => undefined)
+      .then(async () => {
+        if (position !== null) await saveRelayCheckpoint(lock.db, this.options.topic, position);
+        else if (proving) await lock.db.query('select 1');
+      })
+      .catch((error: unknown) => {
+        // Not written: the next statement carries it (or a new leader publishes it again).
+        if (position !== null && this.unsaved === null) this.unsaved = position;
+        throw error;
+      });
+    return this.saving;
   }
 }

@@ -173,8 +173,8 @@ export class OutboundEngine {
   }
 
   /**
-   * One bus batch: its new events fanned out, then their deliveries in chunks of about
-   * CHUNK_DELIVERIES (whole events each), each attempted at once and recorded in a transaction of
+   * One bus batch: its events fanned out, then the deliveries of those not applied yet in chunks of
+   * about CHUNK_DELIVERIES (whole events each), each attempted at once and recorded in a transaction of
    * its own. Chunks overlap: a chunk starts sending once the chunk CHUNKS_SENDING places before it
    * has its answers, so a chunk's last answers and its commit come in while later chunks send. The
    * handler resolves (and the bus moves the offset) only once every chunk committed; a chunk that
@@ -183,13 +183,22 @@ export class OutboundEngine {
    */
   private async consume(groupId: string, inbox: PostgresInbox, messages: readonly { value: PublicEvent }[]): Promise<void> {
     const { channel, pool } = this.options;
-    const unapplied = await inbox.unapplied(groupId, messages.map((message) => message.value.id));
-    const events = [...new Map(messages.filter((message) => unapplied.has(message.value.id)).map((message) => [message.value.id, message.value])).values()];
+    const events = [...new Map(messages.map((message) => [message.value.id, message.value])).values()];
     const eventMemo = new BatchMemo(events);
-    const chunks: ClaimedDelivery[][] = [[]];
+    const fannedOut = new Map<string, ClaimedDelivery[]>();
     for (const event of events) {
+      const deliveries = (await channel.fanOut(event, pool, eventMemo)).map((delivery) => ({ ...delivery, eventId: event.id, id: newId(), attempt: 1 }));
+      if (deliveries.length > 0) fannedOut.set(event.id, deliveries);
+    }
+    // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
+    // So the inbox is asked only about events with deliveries (a batch without any costs no statement).
+    if (fannedOut.size === 0) return;
+    const unapplied = await inbox.unapplied(groupId, [...fannedOut.keys()]);
+    const chunks: ClaimedDelivery[][] = [[]];
+    for (const [eventId, deliveries] of fannedOut) {
+      if (!unapplied.has(eventId)) continue;
       if (chunks.at(-1)!.length >= CHUNK_DELIVERIES) chunks.push([]);
-      for (const delivery of await channel.fanOut(event, pool, eventMemo)) chunks.at(-1)!.push({ ...delivery, eventId: event.id, id: newId(), attempt: 1 });
+      chunks.at(-1)!.push(...deliveries);
     }
     const answered: Promise<void>[] = [];
     const committed = chunks.map((deliveries, index) => {

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { inTransaction } from '../db/pool.ts';
 
 /**
  * A connection of its own, outside the pool, for the transactions that hold a reaction's lock
@@ -14,13 +13,16 @@ export class LockSession {
     private readonly name: string,
   ) {}
 
+  /** Runs `work`, which opens and commits its transaction; when it throws, what it left open is rolled back. */
   async transaction<T>(work: (tx: pg.Client) => Promise<T>): Promise<T> {
     const client = this.client ?? (await this.connect());
-    return inTransaction(client, work).catch(async (error: unknown) => {
-      // The rollback may have failed with the connection: start the next transaction on a new one.
-      if (!(await client.query('select 1').then(() => true, () => false))) await this.close();
+    try {
+      return await work(client);
+    } catch (error) {
+      // A failed rollback means the connection is gone: start the next transaction on a new one.
+      if (!(await client.query('rollback').then(() => true, () => false))) await this.close();
       throw error;
-    });
+    }
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,7 @@ import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port
 import { FollowerGroup } from '../projections/follower-group.ts';
 import { IdleBatches } from '../projections/idle-batches.ts';
 import { PositionWaiters } from '../projections/position-waiters.ts';
-import { ensureReactionCheckpoint, lockReactionCheckpoint, saveReactionCheckpoint, type ReactionCheckpoint } from './checkpoints.ts';
+import { beginLocked, commitCheckpoint, ensureReactionCheckpoint, type ReactionCheckpoint } from './checkpoints.ts';
 import { LockSession } from './lock-session.ts';
 import { reactionContextOf, type Reaction } from './reaction.ts';
 
@@ -85,7 +85,7 @@ export class ReactionWorker {
   private async react(events: RecordedEvent[]): Promise<ReactionCheckpoint> {
     const { name, handlers } = this.reaction;
     return this.lock.transaction(async (tx) => {
-      const checkpoint = await lockReactionCheckpoint(tx, name);
+      const checkpoint = await beginLocked(tx, name);
       let caused = checkpoint.caused;
       for (const event of events) {
         const handler = handlers[event.type];
@@ -97,10 +97,10 @@ export class ReactionWorker {
         caused = later(caused, position);
       }
       const last = events.at(-1)!.position;
-      if (last <= checkpoint.position) return checkpoint; // another instance reacted already
-      const next = { position: last, caused };
-      await saveReactionCheckpoint(tx, name, next);
-      return next;
+      // Another instance reacted already: nothing to move.
+      const next = last <= checkpoint.position ? null : { position: last, caused };
+      await commitCheckpoint(tx, name, next);
+      return next ?? checkpoint;
     });
   }
 

@@ -8,6 +8,7 @@ import { createMetrics } from '../../../src/platform/metrics.ts';
 import { PLATFORM, startTestService } from '../../support/service.ts';
 import { testEvent } from '../eventstore/event-store-contract.ts';
 import { appendRoundRobin, DELIVERY_TIMEOUT, effects, expectEachAppliedOnceInStreamOrder, logger, newStreams, relayTestBed, uniqueTopic } from './relay-fixtures.ts';
+import { watchSessionStatements } from '../../support/session-statements.ts';
 
 const TOPIC_OPTIONS = { partitions: 1, replicationFactor: 1 };
 
@@ -80,6 +81,31 @@ describe('event relay on the in-process bus', () => {
     await bed.bus.ensureTopic(topic, TOPIC_OPTIONS);
     await vi.waitFor(async () => expect(await readRelayCheckpoint(bed.db.pool, topic)).toBeGreaterThanOrEqual(position), DELIVERY_TIMEOUT);
     expect(await metric('iam_relay_lag_events')).toBe(0);
+  });
+
+  it('proves its lock with one statement a batch, which also saves the checkpoint of the batch before; the last one is saved shortly after', async () => {
+    const topic = uniqueTopic('one-statement');
+    await bed.bus.ensureTopic(topic, TOPIC_OPTIONS);
+    const received = await record(topic);
+    const relay = startRelay(topic);
+    await vi.waitFor(() => expect(relay.isLeader).toBe(true), DELIVERY_TIMEOUT);
+    // Observed: the statements of the leader's own session.
+    const { sent, stop } = watchSessionStatements(`iam-leader:relay:${topic}`);
+    try {
+      const stream = `thing-acme.${newId()}`;
+      let last = 0n;
+      for (let batch = 1; batch <= 3; batch += 1) {
+        last = (await bed.store.append(stream, [testEvent()])).position;
+        await vi.waitFor(() => expect(received.filter((message) => message.key === stream)).toHaveLength(batch), DELIVERY_TIMEOUT);
+      }
+      await vi.waitFor(async () => expect(await readRelayCheckpoint(bed.db.pool, topic)).toBe(last), DELIVERY_TIMEOUT);
+      // Three batches, each published after one statement (the first proves the lock, the next two
+      // also save their predecessor), then the last batch's checkpoint on its own.
+      expect(sent.filter((text) => text !== 'select 1' && !text.startsWith('update relay_checkpoints'))).toEqual([]);
+      expect(sent.length).toBeLessThanOrEqual(4);
+    } finally {
+      stop();
+    }
   });
 
   it('resumes from its checkpoint after a restart: nothing relayed twice, nothing skipped', async () => {

@@ -12,6 +12,7 @@ import { defineReaction, type Reaction } from '../../../src/platform/reactions/r
 import { ReactionRunner } from '../../../src/platform/reactions/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { testEvent } from '../eventstore/event-store-contract.ts';
+import { watchSessionStatements } from '../../support/session-statements.ts';
 
 const logger = pino({ level: 'silent' });
 
@@ -119,6 +120,26 @@ describe('reaction runner', () => {
       expect(BigInt((await checkpoint('idle'))!.position)).toBeGreaterThanOrEqual(second.position);
       expect(await answers('idle', second.streamId)).toHaveLength(1);
     } finally {
+      await reactions.stop();
+    }
+  });
+
+  it('opens a batch (transaction, lock, checkpoint) in one round trip on its lock session and closes it (checkpoint, commit) in another', async () => {
+    const reactions = runner(answering('two-trips'));
+    await reactions.start();
+    // Caught up with the earlier tests' pings first: one batch is watched.
+    expect(await reactions.waitFor((await ping()).position, 5000)).not.toBeNull();
+    // Observed: the statements of the reaction's own session (the commands' appends go through the pool).
+    const { sent, stop } = watchSessionStatements('iam-reaction:two-trips');
+    try {
+      const pinged = await ping();
+      expect(await reactions.waitFor(pinged.position, 5000)).not.toBeNull();
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatch(/^begin;.*pg_advisory_xact_lock.*from reaction_checkpoints/);
+      expect(sent[1]).toMatch(/^update reaction_checkpoints .*; commit$/);
+      expect(BigInt((await checkpoint('two-trips'))!.position)).toBeGreaterThanOrEqual(pinged.position);
+    } finally {
+      stop();
       await reactions.stop();
     }
   });
