@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fgaProjection } from '../../../projections/fga.ts';
+import { fgaHistoryProjection } from '../../../projections/fga-history.ts';
 import { rebuildProjection } from '../../../src/platform/projections/rebuild.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
 
@@ -151,11 +151,11 @@ describe('relation tuples over HTTP', () => {
     expect((await t.call('GET', '/api/fga/tuples', undefined, beta)).body.data.pagination.total).toBe(1);
   });
 
-  it('rebuilding the projection yields the same tuples', async () => {
+  it('rebuilding the projection yields the same tuples (fga_tuples: the open lifetimes of the history)', async () => {
     const snapshot = () => t.db.pool.query('select * from fga_tuples order by tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation');
     const before = (await snapshot()).rows;
     expect(before.length).toBeGreaterThan(100);
-    await rebuildProjection(fgaProjection, t.events, t.db.pool, pino({ level: 'silent' }));
+    await rebuildProjection(fgaHistoryProjection, t.events, t.db.pool, pino({ level: 'silent' }));
     expect((await snapshot()).rows).toEqual(before);
   });
 });

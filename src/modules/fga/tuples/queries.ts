@@ -21,8 +21,9 @@ const COLUMNS: Record<keyof TupleFilter, string> = {
 };
 
 /**
- * Filtered tuple lists. Every filter is an equality, so a filter on the object side uses the key
- * and one on the subject side the subject index; results come in key order, so pages are stable.
+ * Filtered tuple lists (fga_tuples: the open lifetimes of fga_tuple_history). Every filter is an
+ * equality, so a filter on the object side uses the history's object index and one on the subject
+ * side its subject index; results come in tuple order (one open lifetime a tuple), so pages are stable.
  */
 export function tupleQueries(db: Queryable) {
   return {
