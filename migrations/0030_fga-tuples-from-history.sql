@@ -8,10 +8,6 @@ create view fga_tuples as
   select tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, written_at as created_at
     from fga_tuple_history
    where deleted_at is null;
+-- GET /api/fga/tuples pages in the order of the history's object index (fga_tuple_history_by_object),
+-- and filters on the subject side use its subject index.
 
--- The object-side lookup index now also serves GET /api/fga/tuples, ordered by the whole tuple in
--- the API's order (subject_id before subject_relation), so pages walk the index instead of sorting
--- a tenant's tuples.
-drop index fga_tuple_history_by_object;
-create index fga_tuple_history_by_object on fga_tuple_history
-  (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation) include (written_at, deleted_at);
