@@ -1,34 +1,13 @@
-import { FGA_PROJECTION, FGA_TUPLE_EVENT_TYPES, type FgaModelActivated, type FgaModelCreated, type FgaModelDeleted, type FgaModelUpdated } from '../src/modules/fga/index.ts';
-import type { PoolClient } from '../src/platform/db/pool.ts';
-import { defineProjection, type ProjectionBatchHandler } from '../src/platform/projections/projection.ts';
-import { rowsJson, SAME_TUPLE, TUPLE_RECORD, tupleChangeRuns, type TupleChangeRow } from './tuple-changes.ts';
-
-// In log order, so that of two writes of one tuple the first one's created_at stays.
-const insertTuples = (rows: TupleChangeRow[], tx: PoolClient) =>
-  tx.query(
-    `insert into fga_tuples (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at)
-     select k.tenant_id, k.object_type, k.object_id, k.relation, k.subject_type, k.subject_id, k.subject_relation, k.at
-       from json_to_recordset($1::json) as k(${TUPLE_RECORD}, at timestamptz, n integer)
-      order by k.n
-     on conflict do nothing`,
-    [rowsJson(rows)],
-  );
-
-const deleteTuples = (rows: TupleChangeRow[], tx: PoolClient) =>
-  tx.query(`delete from fga_tuples t using json_to_recordset($1::json) as k(${TUPLE_RECORD}) where ${SAME_TUPLE}`, [rowsJson(rows)]);
-
-/** Bulk writes record up to 200 changes an event, and come in runs: one statement per run of writes or deletes. */
-const applyTupleChanges: ProjectionBatchHandler = async (events, tx) => {
-  for (const run of tupleChangeRuns(events)) await (run.written ? insertTuples(run.rows, tx) : deleteTuples(run.rows, tx));
-};
+import { FGA_PROJECTION, type FgaModelActivated, type FgaModelCreated, type FgaModelDeleted, type FgaModelUpdated } from '../src/modules/fga/index.ts';
+import { defineProjection } from '../src/platform/projections/projection.ts';
 
 /**
- * Read models `fga_models` and `fga_tuples` (migration 0007). The in-memory tuple indexes load
- * from fga_tuples with this projection's checkpoint as the position the rows reflect.
+ * Read model `fga_models` (migration 0007). The tuples are the fga-history projection's
+ * (fga_tuples is a view of its open lifetimes, migration 0030).
  */
 export const fgaProjection = defineProjection({
   name: FGA_PROJECTION,
-  tables: ['fga_models', 'fga_tuples'],
+  tables: ['fga_models'],
   handlers: {
     FgaModelCreated: async (event, tx) => {
       const { modelId, name, version, dsl, schema } = event.data as FgaModelCreated['data'];
@@ -58,5 +37,4 @@ export const fgaProjection = defineProjection({
       await tx.query('delete from fga_models where tenant_id = $1 and id = $2', [event.metadata.tenantId, modelId]);
     },
   },
-  batchHandlers: Object.fromEntries(FGA_TUPLE_EVENT_TYPES.map((type) => [type, applyTupleChanges])),
 });

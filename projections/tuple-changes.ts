@@ -39,11 +39,11 @@ export function tupleChangeRuns(events: RecordedEvent[]): TupleChangeRun[] {
 /**
  * A run's rows as one JSON parameter, for `json_to_recordset($1::json) as k(${TUPLE_RECORD}, ...)`
  * (one text array per column made pg escape every element in JavaScript; JSON.stringify is native).
- * Besides the tuple columns each record has `position`, `part`, `at` (occurredAt) and `n` (its order).
+ * Besides the tuple columns each record has `position`, `part` and `at` (occurredAt).
  */
 export function rowsJson(rows: TupleChangeRow[]): string {
   return JSON.stringify(
-    rows.map(({ tenant, tuple: t, position, part, occurredAt }, n) => ({
+    rows.map(({ tenant, tuple: t, position, part, occurredAt }) => ({
       tenant_id: tenant,
       object_type: t.objectType,
       object_id: t.objectId,
@@ -54,7 +54,6 @@ export function rowsJson(rows: TupleChangeRow[]): string {
       position: position.toString(),
       part,
       at: occurredAt,
-      n,
     })),
   );
 }

@@ -50,7 +50,7 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   const appendSeconds = (performance.now() - seeding) / 1000;
   console.log(`seeded ${fmt(texts.length)} tuples as events in ${fmt(appendSeconds, 1)} s (${fmt(texts.length / appendSeconds)} tuples/s, ${BATCH} streams per append, ${APPENDERS} appenders)`);
   texts.length = 0;
-  await service.runner.waitFor(last, 3_600_000, ['fga']);
+  await service.runner.waitFor(last, 3_600_000, ['fga-history']);
   console.log(`fga projection caught up ${fmt((performance.now() - seeding) / 1000, 1)} s after seeding began`);
 
   const heapBefore = heapMb();

@@ -112,8 +112,8 @@ const DAY_MS = 86_400_000;
  * A year of authorization history for the platform tenant: its first event and the Drive model
  * (created and activated) a year ago, then every Drive tuple written at a time spread over the
  * year in generation order (groups and folders first), one in ten deleted later. Tuple lifetimes
- * go straight into fga_tuple_history as the fga-history projection writes them, and the standing ones
- * into fga_tuples as the fga projection does: the projections' own speed is not what is measured.
+ * go straight into fga_tuple_history as the fga-history projection writes them (the standing ones
+ * are the view fga_tuples): the projection's own speed is not what is measured.
  */
 async function seedTupleHistory({ db, store }: Built, limit: number): Promise<{ began: number; tuples: number }> {
   const began = Date.now() - 366 * DAY_MS;
@@ -143,15 +143,7 @@ async function seedTupleHistory({ db, store }: Built, limit: number): Promise<{ 
       [TENANT, ...columns],
     );
   }
-  // The live read model holds what stands now (the index of live checks, and of recent asOf, loads from it).
-  await db.pool.query(
-    `insert into fga_tuples (tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, created_at)
-     select tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation, written_at
-       from fga_tuple_history where tenant_id = $1 and deleted_at is null`,
-    [TENANT],
-  );
   await db.pool.query('vacuum analyze fga_tuple_history');
-  await db.pool.query('vacuum analyze fga_tuples');
   return { began, tuples: tuples.length };
 }
 

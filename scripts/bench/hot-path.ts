@@ -3,7 +3,7 @@
  * separate process), each beside GET /health/live as this machine's ceiling: password logins
  * (beside the argon2id hashes/s the server's core manages in the same run), refresh grants,
  * userinfo (GET /api/auth/validate), FGA checks and GET /api/users, with p50/p99; then bulk tuple
- * writes (100 tuples a request) and how soon the fga read model has caught up with them.
+ * writes (100 tuples a request) and how soon the tuple read model (fga-history) has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
  * Usage: npm run bench:hot-path [-- --scale 1]
  */
@@ -51,7 +51,7 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   const modelId = await activateDriveModel(inject, admin);
   const tuples: string[] = [];
   aliceTuples((text) => tuples.push(text));
-  await service.runner.waitFor(await appendTuples(store, TENANT, modelId, tuples), 60_000, ['fga']);
+  await service.runner.waitFor(await appendTuples(store, TENANT, modelId, tuples), 60_000, ['fga-history']);
   await service.fga.indexes.storeOf(TENANT);
 
   await service.app.listen({ host: '127.0.0.1', port: 0 });
@@ -108,14 +108,14 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   rows.push(['POST /api/fga/check (2 groups, 3 folders)', await load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })]);
   rows.push(['GET /api/users', await load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })]);
 
-  // Bulk tuple writes: every request writes 100 new tuples; then how long the fga read model takes to catch up.
+  // Bulk tuple writes: every request writes 100 new tuples; then how long the tuple read model (fga-history) takes to catch up.
   const bulks = Array.from({ length: Math.ceil(300 * scale) }, (_, r) =>
     JSON.stringify({ writes: Array.from({ length: 100 }, (_, i) => viewerCheck(`u${i}`, `bulk${r}-${i}`)) }),
   );
   const writes = await load('/api/fga/tuples/bulk', { headers: headers(admin), bodies: bulks, requests: bulks.length, concurrency: 8 });
   const written = performance.now();
-  await service.runner.waitFor(await store.headPosition(), 120_000, ['fga']);
-  rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; fga read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
+  await service.runner.waitFor(await store.headPosition(), 120_000, ['fga-history']);
+  rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; tuple read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
 
   console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures  server µs/req  its core busy  CPU share');
   for (const [label, result, note] of rows) {

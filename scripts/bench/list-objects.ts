@@ -39,7 +39,7 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
   const tuples = ['group:bob-team#member@user:bob', 'folder:bob-root#viewer@group:bob-team#member'];
   for (let d = 0; d < OBJECTS; d += 1) tuples.push(`document:bob-doc${d}#parent@folder:bob-root`);
   aliceTuples((text) => tuples.push(text));
-  await service.runner.waitFor(await appendTuples(store, TENANT, modelId, tuples), 600_000, ['fga']);
+  await service.runner.waitFor(await appendTuples(store, TENANT, modelId, tuples), 600_000, ['fga-history']);
   await service.fga.indexes.storeOf(TENANT);
 
   await service.app.listen({ host: '127.0.0.1', port: 0 });

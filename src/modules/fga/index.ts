@@ -22,7 +22,7 @@ export { errorStatuses } from './app-errors.ts';
 export { fgaModelEvents } from './models/events.ts';
 export type { FgaModelActivated, FgaModelCreated, FgaModelDeleted, FgaModelEvent, FgaModelUpdated } from './models/events.ts';
 export { fgaModule, registerFgaRoutes } from './module.ts';
-export { FGA_PROJECTION } from './serving/tuple-snapshot.ts';
+export { FGA_PROJECTION } from './models/queries.ts';
 export { FGA_HISTORY_PROJECTION } from './serving/tuple-history.ts';
 export { FGA_TUPLE_EVENT_TYPES, TUPLE_TYPES_ANSWERED_FROM_INDEX, fgaTupleEvents, tupleChangesOf } from './tuples/events.ts';
 export type { FgaTupleDeleted, FgaTupleEvent, FgaTupleWritten, FgaTuplesChanged } from './tuples/events.ts';

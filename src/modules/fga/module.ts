@@ -5,9 +5,8 @@ import type { EventStore } from '../../platform/eventstore/port.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { readModelQueries, type ReadYourWrites } from '../../platform/projections/read-your-writes.ts';
 import { asDomainError } from './app-errors.ts';
-import { FGA_PROJECTION } from './serving/tuple-snapshot.ts';
 import { modelCommands } from './models/commands.ts';
-import { modelQueries } from './models/queries.ts';
+import { FGA_PROJECTION, modelQueries } from './models/queries.ts';
 import { registerModelRoutes } from './models/routes.ts';
 import { ActiveModels } from './serving/active-models.ts';
 import { authorizationAsOf } from './serving/as-of.ts';
@@ -51,7 +50,7 @@ export function fgaModule(deps: FgaDeps) {
         writer: new TenantTupleWriter({ store, clock, index: { current: (tenant) => indexes.current(tenant), reached: (position) => indexes.waitFor(position, timeoutMs) } }),
         activeModel: (tenant) => activeModels.get(tenant).catch(asDomainError),
       }),
-      queries: readModelQueries(FGA_PROJECTION, readYourWrites, tupleQueries(pool)),
+      queries: readModelQueries(FGA_HISTORY_PROJECTION, readYourWrites, tupleQueries(pool)),
     },
     authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs, lastWrittenPosition: () => store.lastWrittenPosition() }),
     asOf: authorizationAsOf({

@@ -35,8 +35,10 @@ export function subjectToString(subject: Subject): string {
   return subject.relation === undefined ? base : `${base}#${subject.relation}`;
 }
 
+// Built directly (no Subject in between): bulk writes key every tuple by its text several times.
 export function tupleToString(tuple: RelationTuple): string {
-  return `${tuple.objectType}:${tuple.objectId}#${tuple.relation}@${subjectToString(subjectOf(tuple))}`;
+  const object = `${tuple.objectType}:${tuple.objectId}#${tuple.relation}@${tuple.subjectType}:${tuple.subjectId}`;
+  return tuple.subjectRelation === undefined ? object : `${object}#${tuple.subjectRelation}`;
 }
 
 // Ids may hold anything but the separators of the text form and whitespace (as OpenFGA's).

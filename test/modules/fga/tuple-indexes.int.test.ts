@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fgaProjection } from '../../../projections/fga.ts';
+import { fgaHistoryProjection } from '../../../projections/fga-history.ts';
 import { TupleIndexes } from '../../../src/modules/fga/serving/tuple-indexes.ts';
 import { parseTuple, tupleToString } from '../../../src/modules/fga/tuple.ts';
 import { legacyTupleStreamId } from '../../../src/modules/fga/tuples/events.ts';
@@ -61,7 +61,7 @@ describe('per-tenant tuple indexes fed by the event log', () => {
   });
 
   it('loads from the read model with the position its checkpoint gives, then follows the log', async () => {
-    await rebuildProjection(fgaProjection, store, db.pool, logger);
+    await rebuildProjection(fgaHistoryProjection, store, db.pool, logger);
     const index = await startIndexes();
     expect(await contents(index, 'a')).toEqual(['group:g#member@user:cid']);
     await record('a', 'FgaTupleWritten', 'doc:1#viewer@user:ann');

@@ -66,7 +66,7 @@ describe('tuple writes on two instances', () => {
     expect(won[1] && won[2]).toBe(false);
     expect(won[3]).toBe(true);
     const written = answers.flatMap((answer, i) => (won[i] ? batch([0, 30, 60, 100][i]!).writes.map((t) => t.objectId) : []));
-    expect(await a.service.runner.waitFor(await a.store.lastWrittenPosition(), 10_000, ['fga'])).toBe(true);
+    expect(await a.service.runner.waitFor(await a.store.lastWrittenPosition(), 10_000, ['fga-history'])).toBe(true);
     const { rows } = await a.db.pool.query<{ object_id: string }>("select object_id from fga_tuples where tenant_id = 'acme' and object_id like 'bulk%' order by object_id");
     expect(rows.map((row) => row.object_id)).toEqual(written.sort());
   });

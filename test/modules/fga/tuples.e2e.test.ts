@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fgaProjection } from '../../../projections/fga.ts';
+import { fgaHistoryProjection } from '../../../projections/fga-history.ts';
 import { rebuildProjection } from '../../../src/platform/projections/rebuild.ts';
 import { startFgaService, type FgaTestService } from './support/fga-service.ts';
 
@@ -151,11 +151,26 @@ describe('relation tuples over HTTP', () => {
     expect((await t.call('GET', '/api/fga/tuples', undefined, beta)).body.data.pagination.total).toBe(1);
   });
 
-  it('rebuilding the projection yields the same tuples', async () => {
+  it('orders a list by object, relation, subject type, subject relation, then subject id', async () => {
+    // After the isolation test: beta holds no other tuple.
+    const beta = { tenant: 'beta' };
+    await t.activeModel('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user]\ntype document\n  relations\n    define viewer: [group, group#member, user]', 'beta');
+    const subjects = [{ subjectType: 'group', subjectId: 'b' }, { subjectType: 'group', subjectId: 'a', subjectRelation: 'member' }, { subjectType: 'user', subjectId: 'zed' }, { subjectType: 'group', subjectId: 'c', subjectRelation: 'member' }];
+    await t.call('POST', '/api/fga/tuples/bulk', { writes: subjects.map((subject) => ({ ...tuple('ordered', 'viewer', ''), ...subject })) }, beta);
+    const listed = (await t.call('GET', '/api/fga/tuples?objectId=ordered', undefined, beta)).body.data.data;
+    expect(listed.map((x: { subjectType: string; subjectId: string; subjectRelation?: string }) => `${x.subjectType}:${x.subjectId}${x.subjectRelation ? `#${x.subjectRelation}` : ''}`)).toEqual([
+      'group:b',
+      'group:a#member',
+      'group:c#member',
+      'user:zed',
+    ]);
+  });
+
+  it('rebuilding the projection yields the same tuples (fga_tuples: the open lifetimes of the history)', async () => {
     const snapshot = () => t.db.pool.query('select * from fga_tuples order by tenant_id, object_type, object_id, relation, subject_type, subject_id, subject_relation');
     const before = (await snapshot()).rows;
     expect(before.length).toBeGreaterThan(100);
-    await rebuildProjection(fgaProjection, t.events, t.db.pool, pino({ level: 'silent' }));
+    await rebuildProjection(fgaHistoryProjection, t.events, t.db.pool, pino({ level: 'silent' }));
     expect((await snapshot()).rows).toEqual(before);
   });
 });

@@ -3,6 +3,9 @@ import { isUuid } from '../../../platform/ids.ts';
 import type { AuthorizationSchema } from '../schema.ts';
 import type { ModelState } from './decider.ts';
 
+/** The projection that writes fga_models (projections/fga.ts). */
+export const FGA_PROJECTION = 'fga';
+
 export interface ModelSummary {
   id: string;
   name: string;

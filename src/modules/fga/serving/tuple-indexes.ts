@@ -32,7 +32,7 @@ const isTupleEvent = (event: RecordedEvent): boolean => isTupleEventType(event.t
  * service instance answers checks from memory and sees every instance's writes.
  *
  * One subscription serves every tenant. A tenant's index is built on first use from the tuples
- * read model together with the position it reflects (the fga projection's checkpoint): log events
+ * read model together with the position it reflects (the fga-history projection's checkpoint): log events
  * up to that position are skipped, events the follower saw meanwhile are replayed after the
  * snapshot, and a snapshot older than the follower is completed from the log. Model events on the
  * log invalidate the tenant's cached model (`onModelEvent`). `position` is the last log position

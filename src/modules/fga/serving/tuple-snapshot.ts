@@ -1,16 +1,14 @@
 import type { Pool } from '../../../platform/db/pool.ts';
 import type { RelationTuple } from '../tuple.ts';
 import { rowToTuple, TUPLE_COLUMNS, type TupleRow } from '../tuples/rows.ts';
-
-/** The projection that writes fga_tuples (projections/fga.ts). */
-export const FGA_PROJECTION = 'fga';
+import { FGA_HISTORY_PROJECTION } from './tuple-history.ts';
 
 const FETCH_SIZE = 10_000;
 
 /**
  * Streams every tuple of a tenant from the read model to `onTuple` and answers the global position
- * those rows reflect: the projection's checkpoint, read in the same snapshot (rows and checkpoint
- * are committed together). A cursor keeps memory flat however many tuples the tenant has. Each row
+ * those rows reflect: the fga-history projection's checkpoint (fga_tuples is the view of its open
+ * lifetimes, migration 0030), read in the same snapshot (rows and checkpoint are committed together). A cursor keeps memory flat however many tuples the tenant has. Each row
  * brings fresh strings, while an id recurs in many tuples: equal ids are handed out as one string,
  * which takes about a third off an index built from them.
  */
@@ -25,7 +23,7 @@ export async function readTupleSnapshot(pool: Pool, tenant: string, onTuple: (tu
   const client = await pool.connect();
   try {
     await client.query('begin isolation level repeatable read read only');
-    const { rows } = await client.query<{ position: string }>('select position from projection_checkpoints where name = $1', [FGA_PROJECTION]);
+    const { rows } = await client.query<{ position: string }>('select position from projection_checkpoints where name = $1', [FGA_HISTORY_PROJECTION]);
     await client.query(
       `declare tuples no scroll cursor for select ${TUPLE_COLUMNS} from fga_tuples where tenant_id = $1`,
       [tenant],

@@ -42,7 +42,7 @@ export function tupleCommands(deps: TupleCommandDeps) {
       if (changes.writes.length > 0) {
         const model = await deps.activeModel(tenant);
         if (!model) throw noActiveModel();
-        for (const tuple of changes.writes) translated(() => validateTuple(model.typesystem, tuple));
+        translated(() => changes.writes.forEach((tuple) => validateTuple(model.typesystem, tuple)));
         modelId = model.modelId;
       }
       const { event, position } = await deps.writer.submit(tenant, { type: 'ChangeTuples', ...changes, modelId }, context);

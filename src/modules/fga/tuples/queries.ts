@@ -12,6 +12,9 @@ export interface TupleFilter {
 
 export type StoredTuple = RelationTuple & { createdAt: string };
 
+/** The history's object index order (migration 0019): a page of a tenant's or an object's tuples walks it. */
+const LIST_ORDER = 'object_type, object_id, relation, subject_type, subject_relation, subject_id';
+
 const COLUMNS: Record<keyof TupleFilter, string> = {
   objectType: 'object_type',
   objectId: 'object_id',
@@ -21,8 +24,10 @@ const COLUMNS: Record<keyof TupleFilter, string> = {
 };
 
 /**
- * Filtered tuple lists. Every filter is an equality, so a filter on the object side uses the key
- * and one on the subject side the subject index; results come in key order, so pages are stable.
+ * Filtered tuple lists (fga_tuples: the open lifetimes of fga_tuple_history). Every filter is an
+ * equality, so a filter on the object side uses the history's object index and one on the subject
+ * side its subject index; results come in the object index's order (one open lifetime a tuple), so
+ * pages are stable.
  */
 export function tupleQueries(db: Queryable) {
   return {
@@ -39,7 +44,7 @@ export function tupleQueries(db: Queryable) {
       const [{ rows }, counted] = await Promise.all([
         db.query<TupleRow & { created_at: Date }>(
           `select ${TUPLE_COLUMNS}, created_at from fga_tuples where ${condition}
-            order by ${TUPLE_COLUMNS}
+            order by ${LIST_ORDER}
             limit ${page.limit} offset ${(page.page - 1) * page.limit}`,
           params,
         ),

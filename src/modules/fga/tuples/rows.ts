@@ -1,6 +1,6 @@
 import type { RelationTuple } from '../tuple.ts';
 
-/** A row of the fga_tuples read model (migration 0007); subject_relation is '' for a plain subject. */
+/** A row of the fga_tuples read model (migration 0030: the open lifetimes of fga_tuple_history); subject_relation is '' for a plain subject. */
 export interface TupleRow {
   object_type: string;
   object_id: string;
