@@ -11,6 +11,7 @@ import { unstorableInputRefusal } from './input-hygiene.ts';
 import { answerParserRefusal } from './parser-refusals.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
 import type { RouteRule } from './rate-limit/tiers.ts';
+import { requestLogger } from './request-logger.ts';
 import { publicAccess, route } from './route.ts';
 import { serializerCompiler, validatorCompiler } from './zod-compilers.ts';
 import './route-config.ts';
@@ -94,6 +95,7 @@ export async function createHttpServer(options: HttpServerOptions) {
     genReqId: () => crypto.randomUUID(),
     // One access-log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLogger,
     // Long path segments reach the route, whose params schema refuses them in its own envelope.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // The router's own refusals (a malformed or overlong path segment) in the route family's envelope.
@@ -135,9 +137,10 @@ export async function createHttpServer(options: HttpServerOptions) {
     const route = request.routeOptions.url ?? 'unmatched';
     options.metrics.httpRequests.inc({ method: request.method, route, status: reply.statusCode });
     options.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    // Through the service's logger, with the request id a request child would bind: no child made for it.
     if (options.logger.isLevelEnabled('info')) {
-      request.log.info(
-        { method: request.method, url: withoutSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.headers['x-tenant'] },
+      options.logger.info(
+        { reqId: request.id, method: request.method, url: withoutSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.headers['x-tenant'] },
         'request completed',
       );
     }
