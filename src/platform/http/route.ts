@@ -119,7 +119,7 @@ function errorResponses(app: HttpServer, route: RouteDeclaration<unknown, unknow
  * Registers a route from its declaration. The OpenAPI document is generated from the same
  * declaration, so it lists every status the route answers. A request that appended answers (with
  * success or error) only once the read models of what it appended have caught up (bounded),
- * whatever path appended.
+ * whatever path appended; a request of a `readOnly` route keeps no write log.
  */
 export function route<P extends ZodType | undefined, Q extends ZodType | undefined, B extends ZodType | undefined, R extends Responses>(
   app: HttpServer,
