@@ -128,6 +128,7 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     url: '/api/auth/validate',
     summary: "OIDC userinfo: bare claims of the bearer token's user (x-tenant optional: the token's tenant)",
     tenant: 'credential',
+    readOnly: true,
     responses: { 200: userinfoSchema },
     handler: async (request) => {
       const principal = principalOf(request);
@@ -150,6 +151,8 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     envelope: 'oauth',
     tenant: 'credential',
     responses: { 200: tokenResponseSchema },
+    // Grants that change no state (client_credentials) keep no write log.
+    readOnly: (request) => deps.grants[request.body.grant_type ?? '']?.appendsNothing === true,
     errors: ['invalid_request', 'unsupported_grant_type', 'invalid_grant', 'GRANT_OF_OTHER_TENANT', ...deps.grantErrors],
     handler: async (request, reply) => {
       const grantType = request.body.grant_type;

@@ -24,6 +24,8 @@ export type GrantParams = Record<string, string | undefined>;
 export interface Grant {
   /** The tenant the grant's credential names (unverified; the handler proves it), or null. */
   tenantNamedBy(params: GrantParams): string | null;
+  /** Issuing appends no event, refusals included: the token route keeps no write log for it. */
+  appendsNothing?: true;
   handle(params: GrantParams, tenant: string, context: CommandContext): Promise<{ response: TokenResponse }>;
 }
 

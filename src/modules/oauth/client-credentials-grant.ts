@@ -13,6 +13,7 @@ import { grantedScopes } from './scopes.ts';
 export function clientCredentialsGrant(deps: { applications: ApplicationDirectory; tokens: TokenService; settings: SettingsProvider }): Grant {
   return {
     tenantNamedBy: (params) => tenantNamedByClientId(params.client_id),
+    appendsNothing: true,
     async handle(params, tenant) {
       const application = await authenticateClient(deps.applications, tenant, params);
       assertGrantAllowed(application, GRANT_TYPES.clientCredentials);

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { validationError } from '../errors.ts';
+import { validationError, type DomainError } from '../errors.ts';
 
 /** Deeper than any request of the API needs; deeper input is refused before validation walks it. */
 export const MAX_INPUT_DEPTH = 32;
@@ -27,12 +27,13 @@ function flaw(value: unknown): string | null {
 }
 
 /**
- * Route hook (preValidation, for every route): text the service could not store or echo back
- * intact, and absurdly deep input, are 400 VALIDATION_ERROR before any schema or handler sees them.
+ * For the preValidation hook of every route: text the service could not store or echo back intact,
+ * and absurdly deep input, are 400 VALIDATION_ERROR before any schema or handler sees them.
  */
-export async function refuseUnstorableInput(request: FastifyRequest): Promise<void> {
+export function unstorableInputRefusal(request: FastifyRequest): DomainError | undefined {
   for (const [part, value] of [['params', request.params], ['query', request.query], ['body', request.body]] as const) {
     const problem = flaw(value);
-    if (problem) throw validationError('Request validation failed', [{ path: part, message: problem }]);
+    if (problem) return validationError('Request validation failed', [{ path: part, message: problem }]);
   }
+  return undefined;
 }

@@ -66,6 +66,12 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
   /** Further media types of the 200 answer, chosen by Accept (a stream of NDJSON lines), with their schemas. */
   alternatives?: Record<string, ZodType>;
   preValidation?: Hook;
+  /**
+   * The route appends nothing (a query), or a function that says so of a request: such requests
+   * keep no write log, so while no other request records its writes they run without the promise
+   * hook that recording turns on (src/platform/projections/read-your-writes.ts).
+   */
+  readOnly?: true | ((request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>) => boolean);
   handler: (
     request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>,
     reply: FastifyReply,
@@ -113,7 +119,7 @@ function errorResponses(app: HttpServer, route: RouteDeclaration<unknown, unknow
  * Registers a route from its declaration. The OpenAPI document is generated from the same
  * declaration, so it lists every status the route answers. A request that appended answers (with
  * success or error) only once the read models of what it appended have caught up (bounded),
- * whatever path appended.
+ * whatever path appended; a request of a `readOnly` route keeps no write log.
  */
 export function route<P extends ZodType | undefined, Q extends ZodType | undefined, B extends ZodType | undefined, R extends Responses>(
   app: HttpServer,
@@ -124,6 +130,16 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
   const successStatuses = Object.keys(declaration.responses).map(Number);
   const onlyStatus = successStatuses.length === 1 ? successStatuses[0]! : undefined;
   const { requires } = declaration.access;
+  const { readOnly } = declaration;
+  const recorded = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const writes = new WriteLog();
+    try {
+      return await recordingWrites(writes, () => generic.handler(request as never, reply));
+    } finally {
+      // A refusal can have written too (a lockout, a revoked session): it waits as well.
+      await request.server.readYourWrites?.settle(writes);
+    }
+  };
   // The declaration types the handler; fastify's own route types add nothing past this point.
   const options: RouteOptions = {
     method: declaration.method,
@@ -141,14 +157,7 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
     onRequest: declaration.access.hooks,
     ...(declaration.preValidation ? { preValidation: declaration.preValidation } : {}),
     handler: async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
-      const writes = new WriteLog();
-      let body: unknown;
-      try {
-        body = await recordingWrites(writes, () => generic.handler(request as never, reply));
-      } finally {
-        // A refusal can have written too (a lockout, a revoked session): it waits as well.
-        await request.server.readYourWrites?.settle(writes);
-      }
+      const body = readOnly === true || readOnly?.(request as never) ? await generic.handler(request as never, reply) : await recorded(request, reply);
       if (body === reply) return reply as never;
       if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
       return body as never;

@@ -1,23 +1,19 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Metrics } from '../metrics.ts';
 import { notFound, platformError, type ErrorStatuses } from '../errors.ts';
 import { createErrorHandling } from './error-handler.ts';
-import { refuseUnstorableInput } from './input-hygiene.ts';
+import { unstorableInputRefusal } from './input-hygiene.ts';
 import { answerParserRefusal } from './parser-refusals.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
 import type { RouteRule } from './rate-limit/tiers.ts';
+import { requestLogger } from './request-logger.ts';
 import { publicAccess, route } from './route.ts';
+import { serializerCompiler, validatorCompiler } from './zod-compilers.ts';
 import './route-config.ts';
 
 export interface HttpServerOptions {
@@ -58,17 +54,23 @@ export interface ConnectionLimits {
 /** How often node checks the header and request timeouts: well below the shortest of them. */
 const checkInterval = (limits: ConnectionLimits) => Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Answers the request late (answerLateRequests); cleared once it has been answered. */
+    lateAnswer: NodeJS.Timeout | null;
+  }
+}
+
 /**
  * Answers 503 REQUEST_TIMEOUT when a request is still unanswered after `timeoutMs` (fastify's own
  * handlerTimeout stops counting once a request body has been read, so it misses slow handlers of
- * POST routes). The work itself goes on; what it sends later is dropped.
+ * POST routes). The work itself goes on; what it sends later is dropped. The onResponse hook clears
+ * the timer (no close listener per request); a connection closed unanswered is left alone.
  */
 function answerLateRequests(request: FastifyRequest, reply: FastifyReply, timeoutMs: number, sendError: SendError): void {
-  const timer = setTimeout(() => {
-    if (!reply.sent && !reply.raw.headersSent) void sendError(request, reply, platformError('REQUEST_TIMEOUT', 'The request took too long; retry later'));
-  }, timeoutMs);
-  timer.unref();
-  reply.raw.once('close', () => clearTimeout(timer));
+  request.lateAnswer = setTimeout(() => {
+    if (!reply.sent && !reply.raw.headersSent && !reply.raw.destroyed) void sendError(request, reply, platformError('REQUEST_TIMEOUT', 'The request took too long; retry later'));
+  }, timeoutMs).unref();
 }
 
 type SendError = ReturnType<typeof createErrorHandling>['sendError'];
@@ -93,6 +95,7 @@ export async function createHttpServer(options: HttpServerOptions) {
     genReqId: () => crypto.randomUUID(),
     // One access-log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLogger,
     // Long path segments reach the route, whose params schema refuses them in its own envelope.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // The router's own refusals (a malformed or overlong path segment) in the route family's envelope.
@@ -111,28 +114,37 @@ export async function createHttpServer(options: HttpServerOptions) {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  // The global hooks take fastify's callback form: no promise and no extra tick per request.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) void reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('preValidation', refuseUnstorableInput);
+  app.addHook('preValidation', (request, _reply, done) => done(unstorableInputRefusal(request)));
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorate('errorStatuses', options.errorStatuses);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => sendError(request, reply, notFound('Route')));
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.decorateRequest('lateAnswer', null);
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
     answerLateRequests(request, reply, options.limits.handlerTimeoutMs, sendError);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    clearTimeout(request.lateAnswer ?? undefined);
     const route = request.routeOptions.url ?? 'unmatched';
     options.metrics.httpRequests.inc({ method: request.method, route, status: reply.statusCode });
     options.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
-    request.log.info(
-      { method: request.method, url: withoutSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.headers['x-tenant'] },
-      'request completed',
-    );
+    // Through the service's logger, with the request id a request child would bind: no child made for it.
+    if (options.logger.isLevelEnabled('info')) {
+      options.logger.info(
+        { reqId: request.id, method: request.method, url: withoutSecrets(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), tenant: request.headers['x-tenant'] },
+        'request completed',
+      );
+    }
+    done();
   });
 
   await app.register(fastifySwagger, {

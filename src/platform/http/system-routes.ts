@@ -11,7 +11,7 @@ const readiness = z.object({
 
 /** Liveness, readiness (PostgreSQL answers and projections run) and Prometheus metrics. */
 export function registerSystemRoutes(app: HttpServer, deps: { db: Queryable; metrics: Metrics; projectionsRunning: () => boolean }): void {
-  const system = { tags: ['System'], access: publicAccess, method: 'GET' as const };
+  const system = { tags: ['System'], access: publicAccess, method: 'GET' as const, readOnly: true as const };
 
   route(app, { ...system, url: '/health/live', summary: 'The process is up', responses: { 200: z.object({ status: z.literal('ok') }) }, handler: async () => ({ status: 'ok' as const }) });
 

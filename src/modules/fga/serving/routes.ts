@@ -64,6 +64,7 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
       method: 'POST',
       url,
       summary,
+      readOnly: true,
       body,
       responses: { 200: okBody(pastAnswer ? (result as unknown as z.ZodObject).extend({ asOf: asOfOut }) : result) },
       ...(stream ? { alternatives: { [NDJSON]: stream.schema } } : {}),
