@@ -9,6 +9,14 @@ import type { SessionQueries } from './queries.ts';
 import { hashOpaqueSecret } from '../../platform/crypto/opaque-tokens.ts';
 import { newRefreshToken, parseRefreshToken } from './refresh-tokens.ts';
 
+/**
+ * A rotation is recorded without the request's client address and user agent (docs/decisions.md,
+ * "Refresh grants"): nothing reads them (not audited, no webhook; the read model shows the
+ * session's values at its start), and, with no signed-in actor, they would stay in clear outside
+ * the session user's erasure. The reuse revocation keeps them for the audit log.
+ */
+const withoutDeviceData = (context: CommandContext): CommandContext => ({ ...context, clientIp: null, userAgent: null });
+
 export function sessionCommands(deps: CommandDeps & { queries: SessionQueries }) {
   const revokeAppend = async (tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext): Promise<StreamAppend[]> => {
     const { append } = await decideAppend(deps, sessionDecider, sessionStreamId(tenant, sessionId), { type: 'RevokeSession', reason }, context);
@@ -63,7 +71,7 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
         sessionDecider,
         sessionStreamId(tenant, parsed.id),
         { type: 'RefreshSession', presentedHash: hashOpaqueSecret(parsed.secret), newHash: next.hash, now: deps.clock.now().toISOString() },
-        context,
+        (events) => (events[0]?.type === 'SessionRefreshed' ? withoutDeviceData(context) : context),
       );
       if (result.events[0]?.type !== 'SessionRefreshed' || result.state.status !== 'active') {
         return { outcome: 'reused' as const, position: result.position };
