@@ -67,21 +67,25 @@ describe('sessions, logout and the refresh-token grant', () => {
     expect(listed).toContain(session.sessionId);
   });
 
-  it('a rotation on a session this instance knows is one append, recorded without device data; a reuse revocation keeps it', async () => {
+  it('a rotation on a session this instance started or rotated is one append, recorded without device data; a reuse revocation keeps it', async () => {
     const session = await login();
     const streamId = sessionStreamId(PLATFORM, session.sessionId);
     const fromChrome = (refreshToken: string) =>
       t.request({ method: 'POST', url: '/api/auth/token', tenant: PLATFORM, body: { grant_type: 'refresh_token', refresh_token: refreshToken }, headers: { 'user-agent': CHROME_MAC } });
-    const first = await fromChrome(session.refreshToken);
     const reads = vi.spyOn(t.store, 'readStream');
     const appends = vi.spyOn(t.store, 'appendMulti');
+    let latest = session.refreshToken as string;
     try {
-      expect((await fromChrome(first.body.refresh_token)).status).toBe(200);
-      // One round trip: no read of the session's stream, one append expecting the revision it remembers.
-      expect(reads.mock.calls.filter(([id]) => id === streamId)).toEqual([]);
-      expect(appends.mock.calls.filter(([members]) => members.some((member) => member.streamId === streamId))).toEqual([
-        [[expect.objectContaining({ streamId, expectedRevision: 1n })]],
-      ]);
+      for (const revision of [0n, 1n]) {
+        const rotated = await fromChrome(latest);
+        expect(rotated.status).toBe(200);
+        latest = rotated.body.refresh_token;
+        // One round trip: no read of the session's stream, one append expecting the revision this instance knows.
+        expect(reads.mock.calls.filter(([id]) => id === streamId)).toEqual([]);
+        expect(appends.mock.calls.filter(([members]) => members.some((member) => member.streamId === streamId)).at(-1)).toEqual([
+          [expect.objectContaining({ streamId, expectedRevision: revision })],
+        ]);
+      }
     } finally {
       reads.mockRestore();
       appends.mockRestore();
