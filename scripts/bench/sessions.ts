@@ -23,6 +23,12 @@ const AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0',
 ];
 
+/** The WAL PostgreSQL writes from now on (bytes, background work included): a figure a loaded machine does not skew. */
+async function walBytes(pool: Awaited<ReturnType<typeof benchService>>['db']['pool']): Promise<() => Promise<number>> {
+  const { rows } = await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+  return async () => Number((await pool.query<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as bytes', [rows[0]!.lsn])).rows[0]!.bytes);
+}
+
 async function main(): Promise<void> {
   // maxConcurrentSessions 0: the refresh bench keeps many sessions of one user alive.
   const bench = await benchService();
@@ -50,12 +56,13 @@ async function run({ inject, store, service, db }: Awaited<ReturnType<typeof ben
   const postgres = await postgresCpu(db.pool);
   for (const concurrency of [1, 8, 32]) {
     statements.reset();
+    const wal = await walBytes(db.pool);
     const cpu = cpuSplit(postgres);
     const grants = await timed(GRANTS, concurrency, refresh);
     const split = cpu.per(GRANTS);
     console.log(
       `refresh_token grants, ${String(concurrency).padStart(2)} concurrent: ${fmt(grants.perSecond)}/s, p50 ${fmt(grants.p50, 1)} ms, p99 ${fmt(grants.p99, 1)} ms, ` +
-        `${fmt(statements.total() / GRANTS, 2)} SQL statements and ${fmt(split.eventLoop + split.otherThreads, 2)} ms of service CPU per grant (load average ${loadavg()[0]!.toFixed(1)})`,
+        `${fmt(statements.total() / GRANTS, 2)} SQL statements, ${fmt((await wal()) / GRANTS)} WAL bytes and ${fmt(split.eventLoop + split.otherThreads, 2)} ms of service CPU per grant (load average ${loadavg()[0]!.toFixed(1)})`,
     );
     console.log(`  ${describeSplit(split)} (the event loop includes the in-process client's side)`);
   }

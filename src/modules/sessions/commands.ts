@@ -3,11 +3,20 @@ import type { CommandContext } from '../../platform/commands/context.ts';
 import { decideAppend, handleCommand, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
-import { invalidGrant, sessionDecider } from './decider.ts';
+import { FoldedStates } from '../../platform/commands/folded-states.ts';
+import { invalidGrant, sessionDecider, type SessionState } from './decider.ts';
 import { sessionStreamId, type SessionRevokeReason, type SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';
 import { hashOpaqueSecret } from '../../platform/crypto/opaque-tokens.ts';
 import { newRefreshToken, parseRefreshToken } from './refresh-tokens.ts';
+
+/**
+ * A rotation is recorded without the request's client address and user agent (docs/decisions.md,
+ * "Sessions and tokens"): nothing reads them (not audited, no webhook; the read model shows the
+ * session's values at its start), and, with no signed-in actor, they would stay in clear outside
+ * the session user's erasure. The reuse revocation keeps them for the audit log.
+ */
+const withoutDeviceData = (context: CommandContext): CommandContext => ({ ...context, clientIp: null, userAgent: null });
 
 export function sessionCommands(deps: CommandDeps & { queries: SessionQueries }) {
   const revokeAppend = async (tenant: string, sessionId: string, reason: SessionRevokeReason, context: CommandContext): Promise<StreamAppend[]> => {
@@ -40,7 +49,12 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
           ...auth,
         },
       };
-      const appends: StreamAppend[] = [{ streamId: sessionStreamId(tenant, sessionId), expectedRevision: 'no_stream', events: toNewEvents([started], context, deps.clock) }];
+      const streamId = sessionStreamId(tenant, sessionId);
+      const appends: StreamAppend[] = [{ streamId, expectedRevision: 'no_stream', events: toNewEvents([started], context, deps.clock) }];
+      // The first refresh then appends without reading the stream (one round trip). Remembered before
+      // the caller's append: a state is only trusted by an append expecting its revision, so if this
+      // one is never written, that append fails and the refresh reads the (absent) stream.
+      FoldedStates.of<SessionState>(deps.store, sessionDecider).remember(streamId, { state: sessionDecider.evolve(sessionDecider.initialState(), started), revision: 0n });
       if (settings.maxConcurrentSessions > 0) {
         const active = await deps.queries.activeOf(tenant, userId);
         const excess = active.slice(0, Math.max(0, active.length - settings.maxConcurrentSessions + 1));
@@ -63,7 +77,7 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
         sessionDecider,
         sessionStreamId(tenant, parsed.id),
         { type: 'RefreshSession', presentedHash: hashOpaqueSecret(parsed.secret), newHash: next.hash, now: deps.clock.now().toISOString() },
-        context,
+        (events) => (events[0]?.type === 'SessionRefreshed' ? withoutDeviceData(context) : context),
       );
       if (result.events[0]?.type !== 'SessionRefreshed' || result.state.status !== 'active') {
         return { outcome: 'reused' as const, position: result.position };

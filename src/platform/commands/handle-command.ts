@@ -28,6 +28,14 @@ export interface CommandDeps {
   clock: Clock;
 }
 
+/**
+ * The context a command's events are recorded with, or a function choosing it from the events
+ * decided (a module that records some of its facts without the request's metadata).
+ */
+export type EventsContext<Event> = CommandContext | ((events: Event[]) => CommandContext);
+
+const contextOf = <Event>(context: EventsContext<Event>, events: Event[]): CommandContext => (typeof context === 'function' ? context(events) : context);
+
 /** Hot streams (one account logging in from many devices) may need a few rounds under contention. */
 export const MAX_ATTEMPTS = 10;
 
@@ -64,7 +72,7 @@ export function handleCommand<State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
   streamId: string,
   command: Command,
-  context: CommandContext,
+  context: EventsContext<Event>,
   sideAppends?: SideAppends<State, Event>,
 ): Promise<CommandResult<State, Event>> {
   return streamQueue.run(streamId, async () => {
@@ -105,7 +113,7 @@ function decideOnRemembered<State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
   streamId: string,
   command: Command,
-  context: CommandContext,
+  context: EventsContext<Event>,
 ): { state: State; events: Event[]; append: StreamAppend } | null {
   const known = FoldedStates.of<State>(deps.store, decider).get(streamId);
   if (!known) return null;
@@ -116,7 +124,7 @@ function decideOnRemembered<State, Command, Event extends DomainEvent>(
     return null;
   }
   if (events.length === 0) return null;
-  return { state: known.state, events, append: { streamId, expectedRevision: known.revision, events: toNewEvents(events, context, deps.clock) } };
+  return { state: known.state, events, append: { streamId, expectedRevision: known.revision, events: toNewEvents(events, contextOf(context, events), deps.clock) } };
 }
 
 /**
@@ -128,13 +136,13 @@ export async function decideAppend<State, Command, Event extends DomainEvent>(
   decider: Decider<State, Command, Event>,
   streamId: string,
   command: Command,
-  context: CommandContext,
+  context: EventsContext<Event>,
 ): Promise<{ state: State; events: Event[]; append: StreamAppend | null }> {
   const { state, revision } = await loadState(deps, decider, streamId);
   const events = decider.decide(command, state);
   if (events.length === 0) return { state, events, append: null };
   const expectedRevision = revision ?? 'no_stream';
-  return { state, events, append: { streamId, expectedRevision, events: toNewEvents(events, context, deps.clock) } };
+  return { state, events, append: { streamId, expectedRevision, events: toNewEvents(events, contextOf(context, events), deps.clock) } };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sessionStreamId } from '../../../src/modules/sessions/events.ts';
 import { ManualClock } from '../../../src/platform/clock.ts';
 import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
 
@@ -64,6 +65,40 @@ describe('sessions, logout and the refresh-token grant', () => {
     expect((await refresh(second.body.refresh_token)).body.error).toBe('invalid_grant');
     const listed = (await adminSessions(`?userId=${userId}&status=revoked`)).sessions.map((s: { id: string }) => s.id);
     expect(listed).toContain(session.sessionId);
+  });
+
+  it('a rotation on a session this instance started or rotated is one append, recorded without device data; a reuse revocation keeps it', async () => {
+    const session = await login();
+    const streamId = sessionStreamId(PLATFORM, session.sessionId);
+    const fromChrome = (refreshToken: string) =>
+      t.request({ method: 'POST', url: '/api/auth/token', tenant: PLATFORM, body: { grant_type: 'refresh_token', refresh_token: refreshToken }, headers: { 'user-agent': CHROME_MAC } });
+    const reads = vi.spyOn(t.store, 'readStream');
+    const appends = vi.spyOn(t.store, 'appendMulti');
+    let latest = session.refreshToken as string;
+    try {
+      for (const revision of [0n, 1n]) {
+        const rotated = await fromChrome(latest);
+        expect(rotated.status).toBe(200);
+        latest = rotated.body.refresh_token;
+        // One round trip: no read of the session's stream, one append expecting the revision this instance knows.
+        expect(reads.mock.calls.filter(([id]) => id === streamId)).toEqual([]);
+        expect(appends.mock.calls.filter(([members]) => members.some((member) => member.streamId === streamId)).at(-1)).toEqual([
+          [expect.objectContaining({ streamId, expectedRevision: revision })],
+        ]);
+      }
+    } finally {
+      reads.mockRestore();
+      appends.mockRestore();
+    }
+    expect((await fromChrome(session.refreshToken)).body.error).toBe('invalid_grant');
+    const events = await t.events.readStream(streamId);
+    expect(events.map((e) => [e.type, e.metadata.userAgent, e.metadata.clientIp === null])).toEqual([
+      ['SessionStarted', CHROME_MAC, false],
+      ['SessionRefreshed', null, true],
+      ['SessionRefreshed', null, true],
+      ['SessionRevoked', CHROME_MAC, false],
+    ]);
+    expect(events.every((e) => typeof e.metadata.correlationId === 'string')).toBe(true);
   });
 
   it('token endpoint errors follow RFC 6749', async () => {
