@@ -203,9 +203,10 @@ describe('projection runner', () => {
     // A projection's handler waits here until its gate opens (at the latest when the test ends).
     const held = new Map<string, Promise<void>>();
     const gates: (() => void)[] = [];
-    const hold = (name: string): (() => void) => {
+    const hold = (projections: string[]): (() => void) => {
       let open = (): void => undefined;
-      held.set(name, new Promise<void>((resolve) => (open = resolve)));
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      for (const name of projections) held.set(name, gate);
       gates.push(open);
       return open;
     };
@@ -276,8 +277,9 @@ describe('projection runner', () => {
         const busy = all.filter((row) => row.writer === first).map((row) => row.name);
         const free = names.filter((name) => !busy.includes(name));
         expect(free.length).toBeGreaterThan(1);
-        // The first projection's handler holds its group's transaction open; the other group goes on alone.
-        const open = hold(names[0]!);
+        // The first group's handlers hold its transaction open before anything is written (it has no
+        // transaction id, so it hides no append from the log's readers); the other group goes on alone.
+        const open = hold(busy);
         const next = await store.append(stream, [testEvent('Tallied')]);
         expect(await runner.waitFor(next.position, 10_000, free)).toBe(true);
         const last = await store.append(stream, [testEvent('Tallied')]);
