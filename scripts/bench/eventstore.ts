@@ -8,7 +8,8 @@
  *    with the writers paced at half the maximum append rate measured in 1, split at the moment the
  *    shared reader's tail read the append (before: visibility bound and wake-up; after: projections).
  * Usage: npm run bench:eventstore [-- --seconds 3] [--in-flight 4] [--followers 12] [--separate-readers]
- *   [--writers 1,4,8] [--batches 1] (a part of the curve only, for a quick look)
+ *   [--writers 1,4,8] [--batches 1] (a part of the curve only, for a quick look) [--rate 4000] (the lag at this many events/s
+ *   instead of half the maximum: before/after comparisons at the same rate)
  * (--in-flight: append groups written at once; a large number such as 1000 turns grouping off;
  * --separate-readers: each projection reads the log on its own, as before the shared reader.)
  */
@@ -30,6 +31,7 @@ const option = (name: string): number | undefined => {
 const seconds = option('--seconds') ?? 3;
 const inFlight = option('--in-flight');
 const followers = option('--followers') ?? 12;
+const fixedRate = option('--rate');
 const separateReaders = process.argv.includes('--separate-readers');
 const list = (name: string, fallback: number[]): number[] => {
   const at = process.argv.indexOf(name);
@@ -109,6 +111,7 @@ function pacer(perSecond: number): () => Promise<void> {
 /** The store the shared reader's tail reads through, noting when the tail read each position (while `timing`). */
 class TailClock {
   readonly readAt = new Map<bigint, number>();
+  reads = 0;
   timing = false;
   readonly store: EventStore;
 
@@ -117,7 +120,10 @@ class TailClock {
       inner.subscribeToAll({
         ...options,
         onEvents: (events) => {
-          if (this.timing) for (const { position } of events) this.readAt.set(position, performance.now());
+          if (this.timing) {
+            this.reads += 1;
+            for (const { position } of events) this.readAt.set(position, performance.now());
+          }
           return options.onEvents(events);
         },
       });
@@ -142,6 +148,16 @@ const counts = (table: string) =>
       },
     },
   });
+
+/** The pool, counting the clients checked out of it (the projections take one per transaction; pool.query's own are not counted). */
+function countingConnects(pool: Pool): { pool: Pool; connects: () => number } {
+  let connects = 0;
+  const connect = (...callback: unknown[]) => {
+    if (callback.length === 0) connects += 1;
+    return (pool.connect as (...args: unknown[]) => unknown)(...callback);
+  };
+  return { pool: new Proxy(pool, { get: (target, key) => (key === 'connect' ? connect : Reflect.get(target, key, target)) }), connects: () => connects };
+}
 
 async function main(): Promise<void> {
   const db = await benchDatabase();
@@ -176,7 +192,8 @@ async function main(): Promise<void> {
   const head = await store.headPosition();
   const tail = new TailClock(store);
   const followed: EventStore = separateReaders ? store : new SharedLogReader(tail.store);
-  const replay = new ProjectionRunner(tables.map(counts), followed, db.pool, logger);
+  const projectionPool = countingConnects(db.pool);
+  const replay = new ProjectionRunner(tables.map(counts), followed, projectionPool.pool, logger);
   const replayStarted = performance.now();
   await replay.start();
   await replay.waitFor(head, 600_000);
@@ -190,14 +207,14 @@ async function main(): Promise<void> {
 
   // 3. Live: writers paced at half the maximum append rate of the fastest case, projection running.
   const fastest = cases.reduce((best, c) => (c.store.perSecond * c.batch > best.store.perSecond * best.batch ? c : best));
-  const target = fastest.store.perSecond / 2;
+  const target = fixedRate === undefined ? fastest.store.perSecond / 2 : fixedRate / fastest.batch;
   const lags: number[] = [];
   const toTail: number[] = [];
   const tailToApplied: number[] = [];
   const pending: Promise<unknown>[] = [];
   tail.timing = true;
   const postgres = await postgresCpu(db.pool);
-  const [nodeBefore, postgresBefore] = [nodeCpu(), postgres()];
+  const [nodeBefore, postgresBefore, commitsBefore] = [nodeCpu(), postgres(), projectionPool.connects()];
   const onAppended = (position: bigint) => {
     const acknowledged = performance.now();
     pending.push(
@@ -217,17 +234,20 @@ async function main(): Promise<void> {
   const liveEvents = live.perSecond * seconds * fastest.batch;
   const cpuPerThousand = (before: number | null, after: number | null) => (before === null || after === null ? Number.NaN : ((after - before) * 1e6) / liveEvents);
   const cpu = { node: cpuPerThousand(nodeBefore, nodeCpu()), postgres: cpuPerThousand(postgresBefore, postgres()) };
+  const transactions = ((projectionPool.connects() - commitsBefore) * 1000) / liveEvents;
   for (const figures of [lags, toTail, tailToApplied]) figures.sort((a, b) => a - b);
   console.log(
     `projection lag at half the maximum rate (${fastest.writers} writers x ${fastest.batch} events, target ${fmt(target)} appends/s, ` +
       `achieved ${fmt(live.perSecond)} appends/s = ${fmt(live.perSecond * fastest.batch)} events/s): ` +
       `append acknowledged -> read model committed p50 ${fmt(percentile(lags, 50), 1)} ms, p99 ${fmt(percentile(lags, 99), 1)} ms over ${fmt(lags.length)} appends; ` +
-      `CPU per 1k events appended and projected: node ${fmt(cpu.node, 1)} ms, PostgreSQL ${fmt(cpu.postgres, 1)} ms`,
+      `CPU per 1k events appended and projected: node ${fmt(cpu.node, 1)} ms, PostgreSQL ${fmt(cpu.postgres, 1)} ms; ` +
+      `${fmt(transactions)} projection transactions per 1k events`,
   );
   if (!separateReaders) {
     console.log(
       `  of which acknowledged -> read by the log tail (visibility bound, wake-up, read) p50 ${fmt(percentile(toTail, 50), 1)} ms, p99 ${fmt(percentile(toTail, 99), 1)} ms; ` +
-        `read by the tail -> committed by every projection p50 ${fmt(percentile(tailToApplied, 50), 1)} ms, p99 ${fmt(percentile(tailToApplied, 99), 1)} ms`,
+        `read by the tail -> committed by every projection p50 ${fmt(percentile(tailToApplied, 50), 1)} ms, p99 ${fmt(percentile(tailToApplied, 99), 1)} ms; ` +
+        `${fmt((tail.reads * 1000) / liveEvents)} tail reads per 1k events`,
     );
   }
   await replay.stop();

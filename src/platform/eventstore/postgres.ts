@@ -195,10 +195,15 @@ export class PostgresEventStore implements EventStore {
     return rows[0]?.tenant ?? null;
   }
 
-  /** True when committed events exist beyond what readers may see yet (an older transaction is running). */
+  /**
+   * True when committed events exist beyond what readers may see yet (an older transaction is running).
+   * The last position, one step down the primary key: `exists (... where position > $1)` could be
+   * planned as a sequential scan (statistics of a young table), which walks every older event first
+   * (5 ms a call at 27k events in bench:eventstore).
+   */
   private async hasInvisibleTail(afterPosition: bigint): Promise<boolean> {
-    const { rows } = await this.pool.query<{ pending: boolean }>(
-      'select exists (select 1 from events where position > $1) as pending',
+    const { rows } = await this.pool.query<{ pending: boolean | null }>(
+      'select max(position) > $1 as pending from events',
       [afterPosition.toString()],
     );
     return rows[0]?.pending ?? false;

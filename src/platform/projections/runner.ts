@@ -160,7 +160,7 @@ export class ProjectionWorker {
 /** Runs every projection of the service and answers "have my reads caught up with position P?". */
 export class ProjectionRunner extends FollowerGroup<ProjectionWorker> implements AppliedEventsSource {
   constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
-    const batches = new BatchGroups(pool);
+    const batches = new BatchGroups(pool, projections.map((p) => p.name));
     super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }), batches)));
   }
 

@@ -200,6 +200,16 @@ describe('projection runner', () => {
   describe('projections that get a batch together (one shared log reader)', () => {
     // Tallies per stream in rows of its own; `failing` makes its handler throw until cleared.
     const failing = new Set<string>();
+    // A projection's handler waits here until its gate opens (at the latest when the test ends).
+    const held = new Map<string, Promise<void>>();
+    const gates: (() => void)[] = [];
+    const hold = (projections: string[]): (() => void) => {
+      let open = (): void => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      for (const name of projections) held.set(name, gate);
+      gates.push(open);
+      return open;
+    };
     const tally = (name: string) =>
       defineProjection({
         name,
@@ -208,6 +218,7 @@ describe('projection runner', () => {
         batchHandlers: {
           Tallied: async (events, tx) => {
             if (failing.has(name)) throw new Error(`${name} fails`);
+            await held.get(name);
             await tx.query(
               `insert into test_tallies values ($1, $2, $3) on conflict (projection, stream_id) do update set count = test_tallies.count + excluded.count`,
               [name, events[0]!.streamId, events.length],
@@ -231,6 +242,8 @@ describe('projection runner', () => {
         await test(runner);
       } finally {
         failing.clear();
+        held.clear();
+        gates.splice(0).forEach((open) => open());
         await runner.stop();
         await reader.close();
       }
@@ -249,6 +262,33 @@ describe('projection runner', () => {
         expect(saved.rows.map((row) => BigInt(row.position))).toEqual(names.map(() => position));
         // Four read models, fewer transactions.
         expect(new Set(saved.rows.map((row) => row.writer)).size).toBeLessThan(names.length);
+      }));
+
+    it('keep their groups: projections that committed together apply the next batch together, while the other group is still busy', () =>
+      withTallies(async (runner) => {
+        const writers = async (of: string[]) =>
+          (await db.pool.query<{ name: string; writer: string }>('select name, xmin::text as writer from projection_checkpoints where name = any($1)', [of])).rows;
+        const stream = `tally-acme.${newId()}`;
+        const start = await store.append(stream, [testEvent('Tallied')]);
+        expect(await runner.waitFor(start.position, 10_000)).toBe(true);
+        // The two groups of that batch: the first projection's, and the others.
+        const all = await writers(names);
+        const first = all.find((row) => row.name === names[0])!.writer;
+        const busy = all.filter((row) => row.writer === first).map((row) => row.name);
+        const free = names.filter((name) => !busy.includes(name));
+        expect(free.length).toBeGreaterThan(1);
+        // The first group's handlers hold its transaction open before anything is written (it has no
+        // transaction id, so it hides no append from the log's readers); the other group goes on alone.
+        const open = hold(busy);
+        const next = await store.append(stream, [testEvent('Tallied')]);
+        expect(await runner.waitFor(next.position, 10_000, free)).toBe(true);
+        const last = await store.append(stream, [testEvent('Tallied')]);
+        expect(await runner.waitFor(last.position, 10_000, free)).toBe(true);
+        // Alone in their turn, they still share one transaction (they were once split in two).
+        expect(new Set((await writers(free)).map((row) => row.writer)).size).toBe(1);
+        open();
+        expect(await runner.waitFor(last.position, 10_000)).toBe(true);
+        expect(await tallies(stream)).toEqual(Object.fromEntries(names.map((name) => [name, 3])));
       }));
 
     it('let one failing projection retry on its own while the others apply the batch once', () =>
