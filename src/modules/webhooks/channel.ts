@@ -64,7 +64,7 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
   return {
     name: 'webhooks',
 
-    async fanOut(event, _db, memo) {
+    async fanOut(event, memo) {
       const type = webhookTypeOf(event.type);
       if (!type) return [];
       const subscribedTo = async (to: PublicEvent, webhookType: string) =>

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { EventBus, PublicEvent, Subscription } from '../bus/port.ts';
 import { PostgresInbox } from '../bus/postgres-inbox.ts';
 import type { Clock } from '../clock.ts';
-import type { Pool, Queryable } from '../db/pool.ts';
+import type { Pool } from '../db/pool.ts';
 import { GroupCommitter } from '../eventstore/group-commit.ts';
 import { NotificationListener } from '../eventstore/postgres-listener.ts';
 import { newId } from '../ids.ts';
@@ -43,9 +43,10 @@ export interface OutboundChannel {
   name: string;
   /**
    * The deliveries an event causes, one per target (none for most events), each with the type name
-   * the receiver knows it by. Runs before the batch's inbox transaction (`db` reads outside it).
+   * the receiver knows it by. Runs before the batch's inbox transaction; `memo` holds the batch's
+   * events (work shared by them is done once).
    */
-  fanOut(event: PublicEvent, db: Queryable, memo: BatchMemo<PublicEvent>): Promise<Omit<NewDelivery, 'eventId'>[]>;
+  fanOut(event: PublicEvent, memo: BatchMemo<PublicEvent>): Promise<Omit<NewDelivery, 'eventId'>[]>;
   /**
    * The request of one attempt (signed now), or an attempt the channel makes with a protocol client
    * of its own, or null when the target takes no deliveries any more.
@@ -182,12 +183,12 @@ export class OutboundEngine {
    * (their events are in the inbox).
    */
   private async consume(groupId: string, inbox: PostgresInbox, messages: readonly { value: PublicEvent }[]): Promise<void> {
-    const { channel, pool } = this.options;
+    const { channel } = this.options;
     const events = [...new Map(messages.map((message) => [message.value.id, message.value])).values()];
     const eventMemo = new BatchMemo(events);
     const fannedOut = new Map<string, ClaimedDelivery[]>();
     for (const event of events) {
-      const deliveries = (await channel.fanOut(event, pool, eventMemo)).map((delivery) => ({ ...delivery, eventId: event.id, id: newId(), attempt: 1 }));
+      const deliveries = (await channel.fanOut(event, eventMemo)).map((delivery) => ({ ...delivery, eventId: event.id, id: newId(), attempt: 1 }));
       if (deliveries.length > 0) fannedOut.set(event.id, deliveries);
     }
     // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
