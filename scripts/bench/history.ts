@@ -34,8 +34,11 @@ async function skipReadersPastSeed({ db, service }: Built): Promise<void> {
 
 /** EmailLinkIssued events (secretHash is sensitive: the feed strips it), one stream each. */
 async function seedEvents({ db }: Built, count: number): Promise<void> {
+  const client = await db.pool.connect();
   for (let done = 0; done < count; done += SEED_BATCH) {
-    await db.pool.query(
+    // An appender registers before its transaction writes (migration 0031).
+    await client.query('begin; select events_register_appender()');
+    await client.query(
       `insert into events (position, event_id, stream_id, revision, type, data, metadata)
        select (pg_current_xact_id()::text::bigint << 20) | i, gen_random_uuid(), 'emaillink-' || $1::text || '.' || ($2::int + i), 0, 'EmailLinkIssued',
               jsonb_build_object('linkId', ($2 + i)::text, 'userId', 'u' || (i % 1000), 'purpose', 'magic_link',
@@ -44,7 +47,9 @@ async function seedEvents({ db }: Built, count: number): Promise<void> {
          from generate_series(1, least($3::int, $4::int - $2::int)) as i`,
       [TENANT, done, SEED_BATCH, count],
     );
+    await client.query('commit');
   }
+  client.release();
   await db.pool.query('vacuum analyze events');
 }
 

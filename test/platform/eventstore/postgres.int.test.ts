@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WrongExpectedVersionError } from '../../../src/platform/eventstore/errors.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
-import type { RecordedEvent } from '../../../src/platform/eventstore/port.ts';
+import type { PoolClient } from '../../../src/platform/db/pool.ts';
+import type { NewEvent, RecordedEvent } from '../../../src/platform/eventstore/port.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { eventStoreContract, testEvent } from './event-store-contract.ts';
@@ -93,19 +94,70 @@ describe('PostgreSQL event store under concurrent writers', () => {
     for (let i = 1; i < paged.length; i += 1) expect(paged[i]!.position > paged[i - 1]!.position).toBe(true);
   });
 
-  it('hides an event from global readers until every older transaction has finished', async () => {
+  /** Appends `event` through events_append on `client`, in the transaction it has open. */
+  const appendIn = async (client: PoolClient, streamId: string, event: NewEvent): Promise<bigint> => {
+    const { rows } = await client.query<{ out_position: string }>('select * from events_append($1, $2, $3, $4, $5, $6, $7, $8)', [
+      [1], [streamId], ['any'], [1], [event.id], [event.type], [JSON.stringify(event.data)], [JSON.stringify(event.metadata)],
+    ]);
+    return BigInt(rows[0]!.out_position);
+  };
+
+  it('hides an event from global readers until every older appending transaction has finished, then delivers both in order', async () => {
     const head = await store.headPosition();
     const slow = await db.pool.connect();
     try {
       await slow.query('begin');
-      await slow.query('select pg_current_xact_id()'); // an older transaction, still open
+      const early = await appendIn(slow, `early-acme.${newId()}`, testEvent('Early')); // an older append, still open
       const late = await store.append(`late-acme.${newId()}`, [testEvent('Late')]);
+      expect(early < late.position).toBe(true);
       expect(await store.readAll(head, 10)).toEqual([]);
+      expect(await store.headPosition()).toBeLessThan(early);
       await slow.query('commit');
-      // Other test files' transactions on the same cluster may still hold the bound back briefly.
-      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toEqual([late.position]);
+      // Other test files' appends on the same cluster may still hold the bound back briefly.
+      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toEqual([early, late.position]);
     } finally {
+      await slow.query('rollback').catch(() => undefined);
       slow.release();
+    }
+  });
+
+  it('does not hold readers back for an older transaction that does not append (a projection batch, a queue write)', async () => {
+    const head = await store.headPosition();
+    const other = await db.pool.connect();
+    const received: RecordedEvent[] = [];
+    const subscription = store.subscribeToAll({ after: head, onEvents: async (events) => void received.push(...events) });
+    try {
+      await other.query('begin');
+      await other.query('create temporary table still_open (n int) on commit drop; insert into still_open values (1)');
+      await other.query('select pg_current_xact_id()'); // an older transaction with an id, open until the end of the test
+      const appended = await store.append(`near-acme.${newId()}`, [testEvent('Near')]);
+      // Other test files' appends on the same cluster may hold the bound back briefly; this transaction does not.
+      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toContain(appended.position);
+      await expect.poll(() => received.map((e) => e.position), { timeout: 10_000 }).toContain(appended.position);
+      expect(await store.headPosition()).toBeGreaterThanOrEqual(appended.position);
+      expect((await other.query<{ open: string }>("select pg_xact_status(pg_current_xact_id()) as open")).rows[0]!.open).toBe('in progress');
+    } finally {
+      await other.query('rollback').catch(() => undefined);
+      other.release();
+      await subscription.close();
+    }
+  });
+
+  it('refuses an append from a transaction that had an id before it registered as an appender, and inserts that skip registering', async () => {
+    const client = await db.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query('select pg_current_xact_id()');
+      await expect(appendIn(client, `refused-acme.${newId()}`, testEvent('Refused'))).rejects.toThrow(/writes nothing before it/);
+      await client.query('rollback');
+      await expect(
+        client.query(
+          `insert into events (position, event_id, stream_id, revision, type, data, metadata)
+           values (pg_current_xact_id()::text::bigint << 20, gen_random_uuid(), 'direct-acme.1', 0, 'Direct', '{}', '{}')`,
+        ),
+      ).rejects.toThrow(/not registered/);
+    } finally {
+      client.release();
     }
   });
 
