@@ -149,16 +149,6 @@ const counts = (table: string) =>
     },
   });
 
-/** The pool, counting the clients checked out of it (the projections take one per transaction; pool.query's own are not counted). */
-function countingConnects(pool: Pool): { pool: Pool; connects: () => number } {
-  let connects = 0;
-  const connect = (...callback: unknown[]) => {
-    if (callback.length === 0) connects += 1;
-    return (pool.connect as (...args: unknown[]) => unknown)(...callback);
-  };
-  return { pool: new Proxy(pool, { get: (target, key) => (key === 'connect' ? connect : Reflect.get(target, key, target)) }), connects: () => connects };
-}
-
 async function main(): Promise<void> {
   const db = await benchDatabase();
   const store = new PostgresEventStore(db.pool, { pollIntervalMs: 1000, ...(inFlight ? { groupCommit: { maxInFlight: inFlight } } : {}) });
@@ -192,8 +182,7 @@ async function main(): Promise<void> {
   const head = await store.headPosition();
   const tail = new TailClock(store);
   const followed: EventStore = separateReaders ? store : new SharedLogReader(tail.store);
-  const projectionPool = countingConnects(db.pool);
-  const replay = new ProjectionRunner(tables.map(counts), followed, projectionPool.pool, logger);
+  const replay = new ProjectionRunner(tables.map(counts), followed, db.pool, logger);
   const replayStarted = performance.now();
   await replay.start();
   await replay.waitFor(head, 600_000);
@@ -214,7 +203,7 @@ async function main(): Promise<void> {
   const pending: Promise<unknown>[] = [];
   tail.timing = true;
   const postgres = await postgresCpu(db.pool);
-  const [nodeBefore, postgresBefore, commitsBefore] = [nodeCpu(), postgres(), projectionPool.connects()];
+  const [nodeBefore, postgresBefore, commitsBefore] = [nodeCpu(), postgres(), replay.batches.transactions];
   const onAppended = (position: bigint) => {
     const acknowledged = performance.now();
     pending.push(
@@ -234,7 +223,7 @@ async function main(): Promise<void> {
   const liveEvents = live.perSecond * seconds * fastest.batch;
   const cpuPerThousand = (before: number | null, after: number | null) => (before === null || after === null ? Number.NaN : ((after - before) * 1e6) / liveEvents);
   const cpu = { node: cpuPerThousand(nodeBefore, nodeCpu()), postgres: cpuPerThousand(postgresBefore, postgres()) };
-  const transactions = ((projectionPool.connects() - commitsBefore) * 1000) / liveEvents;
+  const transactions = ((replay.batches.transactions - commitsBefore) * 1000) / liveEvents;
   for (const figures of [lags, toTail, tailToApplied]) figures.sort((a, b) => a - b);
   console.log(
     `projection lag at half the maximum rate (${fastest.writers} writers x ${fastest.batch} events, target ${fmt(target)} appends/s, ` +

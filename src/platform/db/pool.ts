@@ -9,7 +9,18 @@ export type PoolClient = pg.PoolClient;
 export type Queryable = Pick<pg.Pool, 'query'>;
 
 export function createPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'iam-service' });
+  return tolerant(new pg.Pool({ connectionString: url, max, application_name: 'iam-service' }));
+}
+
+/**
+ * A pool of `max` pipelined connections to `pool`'s database: queries issued without waiting go out
+ * at once and are answered in order. Its idle connections never keep the process alive.
+ */
+export function pipelinedPool(pool: pg.Pool, max: number): pg.Pool {
+  return tolerant(new pg.Pool({ ...pool.options, max, pipeline: true, allowExitOnIdle: true }));
+}
+
+function tolerant(pool: pg.Pool): pg.Pool {
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // Nor may a checked-out client between two statements (the pool listens only to idle ones): the

@@ -1,4 +1,4 @@
-import type { Pool } from '../db/pool.ts';
+import { pipelinedPool, type Pool } from '../db/pool.ts';
 import { checkpointedBatches, type CheckpointedWork } from './checkpoints.ts';
 
 interface Member extends CheckpointedWork<unknown> {
@@ -23,6 +23,10 @@ export class BatchGroups {
   private queue: Member[] = [];
   private scheduled = false;
   private readonly lanes = new Map<string, number>();
+  /** Pipelined connections of the groups' own (checkpointedBatches runs a group's batches side by side); opened on first use. */
+  private pipelined: Pool | null = null;
+  /** Group transactions begun (bench:eventstore reports them per 1,000 events). */
+  transactions = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -71,9 +75,23 @@ export class BatchGroups {
 
   private async write(group: Member[]): Promise<void> {
     if (group.length > 1) {
-      const results = await checkpointedBatches(this.pool, group).catch(() => null);
+      const results = await this.commit(group).catch(() => null);
       if (results) return group.forEach((member, i) => member.resolve(results[i]));
     }
-    for (const member of group) checkpointedBatches(this.pool, [member]).then(([result]) => member.resolve(result), member.reject);
+    for (const member of group) this.commit([member]).then(([result]) => member.resolve(result), member.reject);
+  }
+
+  private commit(members: Member[]): Promise<unknown[]> {
+    this.transactions += 1;
+    // Idle connections close on their own and never keep the process alive: workers made outside a runner need no close.
+    this.pipelined ??= pipelinedPool(this.pool, this.parallelGroups * 2);
+    return checkpointedBatches(this.pipelined, members);
+  }
+
+  /** Closes the pipelined connections (a later batch opens them again). */
+  async close(): Promise<void> {
+    const pipelined = this.pipelined;
+    this.pipelined = null;
+    await pipelined?.end();
   }
 }

@@ -42,8 +42,11 @@ export interface CheckpointedWork<T> {
  * Projection batches (of different projections) as one transaction that opens with their
  * checkpoints locked (as lockCheckpoint does, in key order, so two such transactions never wait
  * crosswise) and closes by moving them, each in a single round trip (a simple query of several
- * statements; names and positions go in as literals), so the batches cost their own statements
- * plus two. Answers each batch's result, in order.
+ * statements; names and positions go in as literals). In between, the batches run side by side on
+ * a pipelined client: their statements go out together and come back in order, so a group costs
+ * three round trips plus its deepest chain of dependent statements, not two plus every statement
+ * (eight for six batches of one statement each). Answers each batch's result, in order; if one
+ * fails, the transaction is rolled back once every batch has settled.
  * Commits without waiting for the WAL flush: a crash can lose only last batches together with their
  * checkpoints (one transaction), and the projections apply them again from the log.
  */
@@ -57,8 +60,10 @@ export async function checkpointedBatches(pool: Pool, batches: readonly Checkpoi
         `select name, position from projection_checkpoints where name in (${names})`,
     )) as unknown as pg.QueryResult<{ name: string; position: string }>[];
     const checkpoints = new Map(opened[3]!.rows.map((row) => [row.name, BigInt(row.position)]));
-    const outcomes: { save: bigint | null; result: unknown }[] = [];
-    for (const batch of batches) outcomes.push(await batch.work(client, checkpoints.get(batch.name) ?? 0n));
+    const settled = await Promise.allSettled(batches.map((batch) => batch.work(client, checkpoints.get(batch.name) ?? 0n)));
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    const outcomes = settled.map((outcome) => (outcome as PromiseFulfilledResult<{ save: bigint | null; result: unknown }>).value);
     const saves = batches.flatMap((batch, i) => (outcomes[i]!.save === null ? [] : [`(${client.escapeLiteral(batch.name)}, ${outcomes[i]!.save})`]));
     await client.query(
       saves.length === 0

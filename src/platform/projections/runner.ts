@@ -159,9 +159,18 @@ export class ProjectionWorker {
 
 /** Runs every projection of the service and answers "have my reads caught up with position P?". */
 export class ProjectionRunner extends FollowerGroup<ProjectionWorker> implements AppliedEventsSource {
+  /** The workers' shared group transactions. */
+  readonly batches: BatchGroups;
+
   constructor(projections: Projection[], store: EventStore, pool: Pool, logger: Logger) {
     const batches = new BatchGroups(pool, projections.map((p) => p.name));
     super(projections.map((p) => new ProjectionWorker(p, store, pool, logger.child({ projection: p.name }), batches)));
+    this.batches = batches;
+  }
+
+  override async stop(): Promise<void> {
+    await super.stop();
+    await this.batches.close();
   }
 
   onApplied(projection: string, listener: (events: RecordedEvent[]) => void): void {
