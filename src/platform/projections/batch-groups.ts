@@ -38,9 +38,10 @@ export class BatchGroups {
     for (const name of names) this.laneOf(name);
   }
 
-  apply<T>(name: string, work: CheckpointedWork<T>['work']): Promise<T> {
+  /** `expected`: the checkpoint the batch expects (see checkpointedBatches); it then starts without waiting to read it. */
+  apply<T>(name: string, work: CheckpointedWork<T>['work'], expected?: bigint): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ name, work, resolve: resolve as (result: unknown) => void, reject });
+      this.queue.push({ name, work, ...(expected === undefined ? {} : { expected }), resolve: resolve as (result: unknown) => void, reject });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -73,19 +74,18 @@ export class BatchGroups {
     return lane;
   }
 
+  /** Optimistically together; after a failure (a batch's, or a checkpoint that moved), each alone on the checkpoint it finds. */
   private async write(group: Member[]): Promise<void> {
-    if (group.length > 1) {
-      const results = await this.commit(group).catch(() => null);
-      if (results) return group.forEach((member, i) => member.resolve(results[i]));
-    }
-    for (const member of group) this.commit([member]).then(([result]) => member.resolve(result), member.reject);
+    const results = await this.commit(group, true).catch(() => null);
+    if (results) return group.forEach((member, i) => member.resolve(results[i]));
+    for (const member of group) this.commit([member], false).then(([result]) => member.resolve(result), member.reject);
   }
 
-  private commit(members: Member[]): Promise<unknown[]> {
+  private commit(members: Member[], optimistic: boolean): Promise<unknown[]> {
     this.transactions += 1;
     // Idle connections close on their own and never keep the process alive: workers made outside a runner need no close.
     this.pipelined ??= pipelinedPool(this.pool, this.parallelGroups * 2);
-    return checkpointedBatches(this.pipelined, members);
+    return checkpointedBatches(this.pipelined, members, optimistic);
   }
 
   /** Closes the pipelined connections (a later batch opens them again). */

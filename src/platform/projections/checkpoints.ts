@@ -36,6 +36,8 @@ export async function saveCheckpoint(tx: PoolClient, name: string, position: big
 export interface CheckpointedWork<T> {
   name: string;
   work: (tx: PoolClient, checkpoint: bigint) => Promise<{ save: bigint | null; result: T }>;
+  /** The checkpoint the batch expects (the one its worker saw last): lets it start before the checkpoint is read. */
+  expected?: bigint;
 }
 
 /**
@@ -43,24 +45,36 @@ export interface CheckpointedWork<T> {
  * checkpoints locked (as lockCheckpoint does, in key order, so two such transactions never wait
  * crosswise) and closes by moving them, each in a single round trip (a simple query of several
  * statements; names and positions go in as literals). In between, the batches run side by side on
- * a pipelined client: their statements go out together and come back in order, so a group costs
- * three round trips plus its deepest chain of dependent statements, not two plus every statement
- * (eight for six batches of one statement each). Answers each batch's result, in order; if one
- * fails, the transaction is rolled back once every batch has settled.
+ * a pipelined client: their statements go out together and come back in order. With `optimistic`
+ * and every batch's `expected` checkpoint, the batches start at once behind the opening statement
+ * (on the wire, so still after the locks), and the checkpoints it reads are compared afterwards: a
+ * batch that found another one fails the whole transaction (the caller applies it again, not
+ * optimistically). So a group of one-statement batches costs two round trips (three
+ * otherwise), not two plus one per batch. Answers each batch's result, in order; if one fails, the
+ * transaction is rolled back once every batch has settled.
  * Commits without waiting for the WAL flush: a crash can lose only last batches together with their
  * checkpoints (one transaction), and the projections apply them again from the log.
  */
-export async function checkpointedBatches(pool: Pool, batches: readonly CheckpointedWork<unknown>[]): Promise<unknown[]> {
+export async function checkpointedBatches(pool: Pool, batches: readonly CheckpointedWork<unknown>[], optimistic = false): Promise<unknown[]> {
   const client = await pool.connect();
   try {
     const names = batches.map((batch) => client.escapeLiteral(batch.name)).join(', ');
-    const opened = (await client.query(
+    const opening = client.query(
       `begin; set local synchronous_commit = off; ` +
         `select pg_advisory_xact_lock(${LOCK_CLASS}, l.key) from (select distinct hashtext(n) as key from unnest(array[${names}]::text[]) n order by 1) l; ` +
         `select name, position from projection_checkpoints where name in (${names})`,
-    )) as unknown as pg.QueryResult<{ name: string; position: string }>[];
-    const checkpoints = new Map(opened[3]!.rows.map((row) => [row.name, BigInt(row.position)]));
-    const settled = await Promise.allSettled(batches.map((batch) => batch.work(client, checkpoints.get(batch.name) ?? 0n)));
+    ) as unknown as Promise<pg.QueryResult<{ name: string; position: string }>[]>;
+    opening.catch(() => undefined); // awaited below, maybe after the batches: its failure is not unhandled meanwhile
+    const readCheckpoints = async () => new Map((await opening)[3]!.rows.map((row) => [row.name, BigInt(row.position)]));
+    let settled: PromiseSettledResult<{ save: bigint | null; result: unknown }>[];
+    if (optimistic && batches.every((batch) => batch.expected !== undefined)) {
+      settled = await Promise.allSettled(batches.map((batch) => batch.work(client, batch.expected!)));
+      const checkpoints = await readCheckpoints();
+      if (batches.some((batch) => (checkpoints.get(batch.name) ?? 0n) !== batch.expected)) throw new Error('a checkpoint moved since its worker saw it');
+    } else {
+      const checkpoints = await readCheckpoints();
+      settled = await Promise.allSettled(batches.map((batch) => batch.work(client, checkpoints.get(batch.name) ?? 0n)));
+    }
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
     const outcomes = settled.map((outcome) => (outcome as PromiseFulfilledResult<{ save: bigint | null; result: unknown }>).value);
