@@ -116,6 +116,10 @@ async function main(): Promise<void> {
       `  ${fmt(Number(stages.first))} delivered at the first attempt: event -> sent or queued: p50 ${fmt(stages.queued_p50)} ms, p99 ${fmt(stages.queued_p99)} ms; ` +
         `-> recorded: p50 ${fmt(stages.sent_p50)} ms, p99 ${fmt(stages.sent_p99)} ms`,
     );
+    const errors = await bench.db.pool.query<{ error: string; n: string }>(
+      "select coalesce(error, 'status ' || response_status) as error, count(*) as n from outbound_attempts where error is not null or response_status >= 300 group by 1 order by 2 desc limit 3",
+    );
+    if (errors.rows.length > 0) console.log(`  failed attempts: ${errors.rows.map((row) => `${fmt(Number(row.n))} "${row.error}"`).join(', ')}`);
     console.log(`load average at end: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
   } finally {
     await bench.close();

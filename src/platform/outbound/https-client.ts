@@ -2,8 +2,8 @@ import { lookup } from 'node:dns/promises';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Pool as ConnectionPool, type Dispatcher } from 'undici';
 import { refusalReason } from './address-policy.ts';
+import { ReceiverConnections, type Exchange } from './receiver-connections.ts';
 
 /** What one outbound request came to. `error` is set when it failed before a usable answer. */
 export interface AttemptResult {
@@ -43,8 +43,10 @@ export interface HttpsClientOptions {
   extraCaPem?: string | undefined;
   /** DNS, replaceable so a test can make a name resolve to a chosen address. */
   resolve?: Resolver;
-  /** Connections kept to one receiver (origin and address): the bound on its requests in flight. */
+  /** Connections kept to one receiver (origin and address). */
   maxSockets?: number;
+  /** Requests written ahead on one keep-alive connection (HTTP/1.1 pipelining), 1 for none (receiver-connections.ts). */
+  maxPipelined?: number;
 }
 
 export const RESPONSE_BODY_LIMIT = 1024;
@@ -56,6 +58,12 @@ const RESOLUTION_TTL_MS = 5_000;
 const MAX_RESOLUTIONS_KEPT = 1_000;
 /** Connection pools kept (one per origin and checked address); beyond it the oldest is closed. */
 const MAX_POOLS_KEPT = 1_000;
+/**
+ * Requests pipelined on one connection by default: a connection's requests then go in one write and
+ * one TLS record, and its answers come back in one read. A request that hangs holds those behind it
+ * until its timeout closes the connection (they fail and are retried).
+ */
+const DEFAULT_PIPELINED = 8;
 /** An idle keep-alive connection is closed after this (receivers usually close theirs sooner). */
 const KEEP_ALIVE_MS = 30_000;
 /** Response headers larger than this fail the attempt (a receiver cannot make us buffer more). */
@@ -79,11 +87,11 @@ const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, ver
  */
 export class HttpsClient {
   /**
-   * One pool of keep-alive connections per receiver (origin and the address checked for it): TLS
-   * handshakes only when a pool opens a connection, resumed sessions after the first, and at most
-   * `maxSockets` requests in flight to one receiver.
+   * The keep-alive connections of each receiver (origin and the address checked for it): TLS
+   * handshakes only when a connection opens, resumed sessions after the first, at most `maxSockets`
+   * connections to one receiver.
    */
-  private readonly pools = new Map<string, ConnectionPool>();
+  private readonly pools = new Map<string, ReceiverConnections>();
   private readonly resolve: Resolver;
   private guarded: https.Agent | null = null;
   private readonly resolutions = new Map<string, { addresses: ReturnType<Resolver>; expiresAt: number }>();
@@ -221,7 +229,7 @@ export class HttpsClient {
   }
 
   close(): void {
-    for (const pool of this.pools.values()) void pool.destroy();
+    for (const connections of this.pools.values()) connections.close();
     this.pools.clear();
     this.guarded?.destroy();
   }
@@ -240,88 +248,83 @@ export class HttpsClient {
     cuts.add(stop);
   }
 
-  /** The pool for the receiver at `url`'s origin, connecting only to the checked `address`. */
-  private poolFor({ url, address, family }: CheckedTarget): ConnectionPool {
+  /** The connections to the receiver at `url`'s origin, going only to the checked `address`. */
+  private connectionsTo({ url, address }: CheckedTarget): ReceiverConnections {
     const key = `${url.origin} ${address}`;
-    let pool = this.pools.get(key);
-    if (pool) return pool;
+    let connections = this.pools.get(key);
+    if (connections) return connections;
     if (this.pools.size >= MAX_POOLS_KEPT) {
       const [oldestKey, oldest] = this.pools.entries().next().value!;
       this.pools.delete(oldestKey);
-      void oldest.close();
+      oldest.close();
     }
-    // The connection goes to the checked address; TLS still verifies the certificate for the host name.
-    const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-      if (lookupOptions.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
-      else callback(null, address, family);
-    };
-    pool = new ConnectionPool(url.origin, {
-      connections: this.options.maxSockets ?? 64,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
-      // The request's own timer bounds the whole attempt.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connect: { lookup: pinned, ...(this.options.extraCaPem ? { secureContext: this.secureContext() } : {}) },
-    });
-    this.pools.set(key, pool);
-    return pool;
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    connections = new ReceiverConnections(
+      { hostname, host: url.host, port: Number(url.port || 443), address },
+      {
+        maxConnections: this.options.maxSockets ?? 64,
+        maxPipelined: this.options.maxPipelined ?? DEFAULT_PIPELINED,
+        secureContext: this.options.extraCaPem ? this.secureContext() : undefined,
+        keepAliveMs: KEEP_ALIVE_MS,
+        maxHeaderBytes: MAX_RESPONSE_HEADER_BYTES,
+        bodyLimit: RESPONSE_BODY_LIMIT,
+      },
+    );
+    this.pools.set(key, connections);
+    return connections;
   }
 
   /**
-   * One request through the receiver's pool, with undici's handler interface (no response stream,
-   * no AbortController): the answer's first RESPONSE_BODY_LIMIT bytes are kept, then the request is
-   * cut (a receiver may answer gigabytes); the timer and `signal` cut it too, queued or sent.
+   * One request on the receiver's connections: the answer's first RESPONSE_BODY_LIMIT bytes are
+   * kept (a longer answer closes its connection); the timer and `signal` cut it, queued or sent.
    */
   private send(target: CheckedTarget, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+    const bytes = requestText(target.url, request);
     return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | null = null;
-      let cutWith: Error | null = null;
-      let status = 0;
-      const chunks: Buffer[] = [];
-      let length = 0;
+      const connections = this.connectionsTo(target);
       let settled = false;
-      const settle = (error: Error | null) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timeout);
-        if (signal) this.cutsBySignal.get(signal)?.delete(stop);
-        if (error) reject(error);
-        else resolve({ status, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
-      };
-      const cut = (reason: Error, outcome: Error | null) => {
-        // Settled first: aborting may report the cut as the request's error at once.
-        settle(outcome);
-        cutWith = reason;
-        controller?.abort(reason);
-      };
-      const timeout = setTimeout(() => {
-        const error = new Error(`no answer within ${this.options.timeoutMs} ms`);
-        cut(error, error);
-      }, this.options.timeoutMs);
-      const stop = (reason: Error) => cut(reason, reason);
-      if (signal) this.onAbort(signal, stop);
-      this.poolFor(target).dispatch(
-        { method: 'POST', path: `${target.url.pathname}${target.url.search}`, headers: request.headers, body: request.body },
-        {
-          onRequestStart(started) {
-            controller = started;
-            if (cutWith) started.abort(cutWith);
-          },
-          onResponseStart(_controller, statusCode) {
-            status = statusCode;
-          },
-          onResponseData(_controller, chunk) {
-            chunks.push(chunk);
-            length += chunk.length;
-            if (length >= RESPONSE_BODY_LIMIT) cut(new Error('answer longer than the part kept'), null);
-          },
-          onResponseEnd: () => settle(null),
-          onResponseError: (_controller, error) => settle(error),
+      const exchange: Exchange = {
+        bytes,
+        settle: (error, response) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timeout);
+          if (signal) this.cutsBySignal.get(signal)?.delete(stop);
+          if (error) reject(error);
+          else resolve({ status: response!.status, body: response!.body });
         },
-      );
+      };
+      const cut = (reason: Error) => {
+        if (settled) return;
+        exchange.settle(reason);
+        connections.cancel(exchange, new Error('the connection was closed: a request written before this one was given up'));
+      };
+      const timeout = setTimeout(() => cut(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+      const stop = (reason: Error) => cut(reason);
+      if (signal) this.onAbort(signal, stop);
+      connections.send(exchange);
     });
   }
+}
+
+/** Header names a caller may not set: the client frames the request and manages the connection. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+/** The whole HTTP/1.1 request as one string; throws on a header that could not be sent as given. */
+function requestText(url: URL, { headers, body }: OutboundRequest): string {
+  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\n`;
+  let host = url.host;
+  for (const name in headers) {
+    const value = headers[name]!;
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) throw new Error(`header ${JSON.stringify(name)} cannot be sent`);
+    if (FRAMING_HEADERS.has(lower)) throw new Error(`header ${name} is set by the client`);
+    if (lower === 'host') host = value;
+    else head += `${name}: ${value}\r\n`;
+  }
+  return `${head}host: ${host}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
 function errorText(error: unknown): string {
