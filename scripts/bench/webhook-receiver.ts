@@ -98,6 +98,15 @@ function readRequests(socket: TLSSocket, answer: (request: ParsedRequest) => voi
   };
   socket.on('data', (chunk: Buffer) => {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    // The answers to the requests of one read (pipelined) go out in one write.
+    socket.cork();
+    try {
+      readPending();
+    } finally {
+      socket.uncork();
+    }
+  });
+  const readPending = () => {
     for (;;) {
       const headEnd = pending.indexOf(HEAD_END);
       if (headEnd < 0) return;
@@ -118,7 +127,7 @@ function readRequests(socket: TLSSocket, answer: (request: ParsedRequest) => voi
       answer({ url, headers, body });
       if (headers.connection === 'close') return void socket.end();
     }
-  });
+  };
   socket.on('error', () => socket.destroy());
 }
 

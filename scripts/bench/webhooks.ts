@@ -28,6 +28,8 @@ const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
+/** How often the outage run notes the queue's depth for its report. */
+const DEPTH_EVERY_MS = 10_000;
 
 async function main(): Promise<void> {
   // The receiver runs in a process of its own: this process's CPU is then the service's (and the event generator's).
@@ -116,6 +118,10 @@ async function main(): Promise<void> {
       `  ${fmt(Number(stages.first))} delivered at the first attempt: event -> sent or queued: p50 ${fmt(stages.queued_p50)} ms, p99 ${fmt(stages.queued_p99)} ms; ` +
         `-> recorded: p50 ${fmt(stages.sent_p50)} ms, p99 ${fmt(stages.sent_p99)} ms`,
     );
+    const errors = await bench.db.pool.query<{ error: string; n: string }>(
+      "select coalesce(error, 'status ' || response_status) as error, count(*) as n from outbound_attempts where error is not null or response_status >= 300 group by 1 order by 2 desc limit 3",
+    );
+    if (errors.rows.length > 0) console.log(`  failed attempts: ${errors.rows.map((row) => `${fmt(Number(row.n))} "${row.error}"`).join(', ')}`);
     console.log(`load average at end: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
   } finally {
     await bench.close();
@@ -155,10 +161,15 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
   let appended = false;
   let giveUpAt = Infinity;
   let expected = Infinity;
+  // The queue's depth over time: one sample every DEPTH_EVERY_MS, printed by report().
+  const depths: { seconds: number; depth: number; received: number }[] = [];
+  const startedAt = performance.now();
   const sampling = (async () => {
     for (;;) {
       const depth = await waiting(null);
       peak = Math.max(peak, depth);
+      const seconds = (performance.now() - startedAt) / 1000;
+      if (depths.length === 0 || seconds - depths.at(-1)!.seconds >= DEPTH_EVERY_MS / 1000) depths.push({ seconds, depth, received: received() });
       if (upAt && !backlogDrained && (await waiting(upAt.instant)) === 0) backlogDrained = { at: performance.now(), received: received() };
       // Events still on their way through the relay and the bus have no queue row yet: an empty
       // queue is the end only once every delivery arrived.
@@ -185,6 +196,10 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
         const drainSeconds = (at - cameBack.at) / 1000;
         const arrived = receivedThen - atUp.received;
         console.log(`  backlog drained ${fmt(drainSeconds, 1)} s after it came back: ${fmt(arrived)} received meanwhile (${fmt(arrived / Math.max(drainSeconds, 0.001))} deliveries/s, new events included)`);
+      }
+      console.log(`  queue depth over time (s since the outage began: waiting deliveries, received so far):`);
+      for (let i = 0; i < depths.length; i += 6) {
+        console.log(`    ${depths.slice(i, i + 6).map(({ seconds: at, depth, received: got }) => `${fmt(at, 0)} s: ${fmt(depth)}, ${fmt(got)}`).join(' | ')}`);
       }
       console.log(`  deliveries by status: ${rows.map((row) => `${row.status} ${fmt(Number(row.n))}`).join(', ')}; received in all ${fmt(received())}; subscriptions still active: ${active}`);
     },

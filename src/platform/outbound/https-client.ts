@@ -2,8 +2,9 @@ import { lookup } from 'node:dns/promises';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Pool as ConnectionPool, type Dispatcher } from 'undici';
 import { refusalReason } from './address-policy.ts';
+import type { Http1Response } from './http1-responses.ts';
+import { ReceiverConnections, type Exchange } from './receiver-connections.ts';
 
 /** What one outbound request came to. `error` is set when it failed before a usable answer. */
 export interface AttemptResult {
@@ -43,8 +44,10 @@ export interface HttpsClientOptions {
   extraCaPem?: string | undefined;
   /** DNS, replaceable so a test can make a name resolve to a chosen address. */
   resolve?: Resolver;
-  /** Connections kept to one receiver (origin and address): the bound on its requests in flight. */
+  /** Connections kept to one receiver (origin and address). */
   maxSockets?: number;
+  /** Requests written ahead on one keep-alive connection (HTTP/1.1 pipelining), 1 for none (receiver-connections.ts). */
+  maxPipelined?: number;
 }
 
 export const RESPONSE_BODY_LIMIT = 1024;
@@ -56,6 +59,12 @@ const RESOLUTION_TTL_MS = 5_000;
 const MAX_RESOLUTIONS_KEPT = 1_000;
 /** Connection pools kept (one per origin and checked address); beyond it the oldest is closed. */
 const MAX_POOLS_KEPT = 1_000;
+/**
+ * Requests pipelined on one connection by default: a connection's requests then go in one write and
+ * one TLS record, and its answers come back in one read. A request that hangs holds those behind it
+ * until its timeout closes the connection (they fail and are retried).
+ */
+const DEFAULT_PIPELINED = 8;
 /** An idle keep-alive connection is closed after this (receivers usually close theirs sooner). */
 const KEEP_ALIVE_MS = 30_000;
 /** Response headers larger than this fail the attempt (a receiver cannot make us buffer more). */
@@ -79,11 +88,11 @@ const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, ver
  */
 export class HttpsClient {
   /**
-   * One pool of keep-alive connections per receiver (origin and the address checked for it): TLS
-   * handshakes only when a pool opens a connection, resumed sessions after the first, and at most
-   * `maxSockets` requests in flight to one receiver.
+   * The keep-alive connections of each receiver (origin and the address checked for it): TLS
+   * handshakes only when a connection opens, resumed sessions after the first, at most `maxSockets`
+   * connections to one receiver.
    */
-  private readonly pools = new Map<string, ConnectionPool>();
+  private readonly pools = new Map<string, ReceiverConnections>();
   private readonly resolve: Resolver;
   private guarded: https.Agent | null = null;
   private readonly resolutions = new Map<string, { addresses: ReturnType<Resolver>; expiresAt: number }>();
@@ -93,7 +102,7 @@ export class HttpsClient {
    * The cuts of the requests in flight, per interrupting signal: one listener per signal rather than
    * one per request, as each addEventListener walks the signal's listeners (thousands in flight).
    */
-  private readonly cutsBySignal = new WeakMap<AbortSignal, Set<(reason: Error) => void>>();
+  private readonly cutsBySignal = new WeakMap<AbortSignal, Set<PendingPost>>();
 
   constructor(private readonly options: HttpsClientOptions) {
     this.resolve = options.resolve ?? systemResolver;
@@ -141,12 +150,17 @@ export class HttpsClient {
   /** checkedAddress, from a check at most RESOLUTION_TTL_MS old (refusals are not kept). */
   private async checkedRecently(url: string): Promise<CheckedTarget> {
     const now = performance.now();
-    const recent = this.checkedUrls.get(url);
-    if (recent && recent.expiresAt > now) return recent.target;
+    const recent = this.recentCheck(url);
+    if (recent) return recent;
     const target = await this.checkedAddress(url);
     if (this.checkedUrls.size >= MAX_RESOLUTIONS_KEPT) this.checkedUrls.clear();
     this.checkedUrls.set(url, { target, expiresAt: now + RESOLUTION_TTL_MS });
     return target;
+  }
+
+  private recentCheck(url: string): CheckedTarget | null {
+    const recent = this.checkedUrls.get(url);
+    return recent && recent.expiresAt > performance.now() ? recent.target : null;
   }
 
   /** The host's addresses, from a lookup at most RESOLUTION_TTL_MS old (a failed lookup is not kept). */
@@ -172,27 +186,20 @@ export class HttpsClient {
   /** `signal` interrupts the attempt (shutdown); the timeout applies anyway. */
   async post(request: OutboundRequest, signal?: AbortSignal): Promise<AttemptResult> {
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const failure = (error: string, status: number | null = null, body: string | null = null): AttemptResult => ({
-      ok: false,
-      status,
-      body,
-      durationMs: elapsed(),
-      error,
-    });
     let target: CheckedTarget;
     try {
-      target = await this.checkedRecently(request.url);
+      // Without an await when the check is recent (the usual case: one receiver, many deliveries).
+      target = this.recentCheck(request.url) ?? (await this.checkedRecently(request.url));
     } catch (error) {
-      return failure(errorText(error));
+      return attemptResult(started, null, null, errorText(error));
     }
     try {
       const { status, body } = await this.send(target, request, signal);
-      if (status >= 200 && status < 300) return { ok: true, status, body, durationMs: elapsed(), error: null };
+      if (status >= 200 && status < 300) return attemptResult(started, status, body, null);
       const redirect = status >= 300 && status < 400;
-      return failure(redirect ? `redirect (${status}) not followed` : `receiver answered ${status}`, status, body);
+      return attemptResult(started, status, body, redirect ? `redirect (${status}) not followed` : `receiver answered ${status}`);
     } catch (error) {
-      return failure(errorText(error));
+      return attemptResult(started, null, null, errorText(error));
     }
   }
 
@@ -221,107 +228,131 @@ export class HttpsClient {
   }
 
   close(): void {
-    for (const pool of this.pools.values()) void pool.destroy();
+    for (const connections of this.pools.values()) connections.close();
     this.pools.clear();
     this.guarded?.destroy();
   }
 
-  private onAbort(signal: AbortSignal, stop: (reason: Error) => void): void {
-    if (signal.aborted) return stop(signal.reason as Error);
+  /** The requests `signal` cuts: one listener per signal, a set of the requests in flight. */
+  private cutsOf(signal: AbortSignal): Set<PendingPost> {
     let cuts = this.cutsBySignal.get(signal);
     if (!cuts) {
-      const registered = new Set<(reason: Error) => void>();
+      const registered = new Set<PendingPost>();
       signal.addEventListener('abort', () => {
-        for (const cutOne of [...registered]) cutOne(signal.reason as Error);
+        for (const post of [...registered]) post.cut(signal.reason as Error);
       }, { once: true });
       this.cutsBySignal.set(signal, registered);
       cuts = registered;
     }
-    cuts.add(stop);
+    return cuts;
   }
 
-  /** The pool for the receiver at `url`'s origin, connecting only to the checked `address`. */
-  private poolFor({ url, address, family }: CheckedTarget): ConnectionPool {
+  /** The connections to the receiver at `url`'s origin, going only to the checked `address`. */
+  private connectionsTo({ url, address }: CheckedTarget): ReceiverConnections {
     const key = `${url.origin} ${address}`;
-    let pool = this.pools.get(key);
-    if (pool) return pool;
+    let connections = this.pools.get(key);
+    if (connections) return connections;
     if (this.pools.size >= MAX_POOLS_KEPT) {
       const [oldestKey, oldest] = this.pools.entries().next().value!;
       this.pools.delete(oldestKey);
-      void oldest.close();
+      oldest.close();
     }
-    // The connection goes to the checked address; TLS still verifies the certificate for the host name.
-    const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-      if (lookupOptions.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
-      else callback(null, address, family);
-    };
-    pool = new ConnectionPool(url.origin, {
-      connections: this.options.maxSockets ?? 64,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
-      // The request's own timer bounds the whole attempt.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connect: { lookup: pinned, ...(this.options.extraCaPem ? { secureContext: this.secureContext() } : {}) },
-    });
-    this.pools.set(key, pool);
-    return pool;
+    const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    connections = new ReceiverConnections(
+      { hostname, host: url.host, port: Number(url.port || 443), address },
+      {
+        maxConnections: this.options.maxSockets ?? 64,
+        maxPipelined: this.options.maxPipelined ?? DEFAULT_PIPELINED,
+        secureContext: this.options.extraCaPem ? this.secureContext() : undefined,
+        keepAliveMs: KEEP_ALIVE_MS,
+        maxHeaderBytes: MAX_RESPONSE_HEADER_BYTES,
+        bodyLimit: RESPONSE_BODY_LIMIT,
+      },
+    );
+    this.pools.set(key, connections);
+    return connections;
   }
 
   /**
-   * One request through the receiver's pool, with undici's handler interface (no response stream,
-   * no AbortController): the answer's first RESPONSE_BODY_LIMIT bytes are kept, then the request is
-   * cut (a receiver may answer gigabytes); the timer and `signal` cut it too, queued or sent.
+   * One request on the receiver's connections: the answer's first RESPONSE_BODY_LIMIT bytes are
+   * kept (a longer answer closes its connection); the timer and `signal` cut it, queued or sent.
    */
   private send(target: CheckedTarget, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+    const bytes = requestText(target.url, request);
+    const connections = this.connectionsTo(target);
     return new Promise((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | null = null;
-      let cutWith: Error | null = null;
-      let status = 0;
-      const chunks: Buffer[] = [];
-      let length = 0;
-      let settled = false;
-      const settle = (error: Error | null) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timeout);
-        if (signal) this.cutsBySignal.get(signal)?.delete(stop);
-        if (error) reject(error);
-        else resolve({ status, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
-      };
-      const cut = (reason: Error, outcome: Error | null) => {
-        // Settled first: aborting may report the cut as the request's error at once.
-        settle(outcome);
-        cutWith = reason;
-        controller?.abort(reason);
-      };
-      const timeout = setTimeout(() => {
-        const error = new Error(`no answer within ${this.options.timeoutMs} ms`);
-        cut(error, error);
-      }, this.options.timeoutMs);
-      const stop = (reason: Error) => cut(reason, reason);
-      if (signal) this.onAbort(signal, stop);
-      this.poolFor(target).dispatch(
-        { method: 'POST', path: `${target.url.pathname}${target.url.search}`, headers: request.headers, body: request.body },
-        {
-          onRequestStart(started) {
-            controller = started;
-            if (cutWith) started.abort(cutWith);
-          },
-          onResponseStart(_controller, statusCode) {
-            status = statusCode;
-          },
-          onResponseData(_controller, chunk) {
-            chunks.push(chunk);
-            length += chunk.length;
-            if (length >= RESPONSE_BODY_LIMIT) cut(new Error('answer longer than the part kept'), null);
-          },
-          onResponseEnd: () => settle(null),
-          onResponseError: (_controller, error) => settle(error),
-        },
-      );
+      const post = new PendingPost(bytes, connections, { resolve, reject }, signal ? this.cutsOf(signal) : null, this.options.timeoutMs);
+      if (signal?.aborted) return post.cut(signal.reason as Error);
+      connections.send(post);
     });
   }
+}
+
+/**
+ * A request in flight, as its connections see it (an Exchange): settled once, by its answer, an
+ * error of its connection, its timer or a cut. A class rather than closures: several thousand are
+ * made a second.
+ */
+class PendingPost implements Exchange {
+  connection?: Exchange['connection'];
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly bytes: string,
+    private readonly connections: ReceiverConnections,
+    private readonly outcome: { resolve(answer: { status: number; body: string }): void; reject(error: Error): void },
+    private readonly cuts: Set<PendingPost> | null,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(timedOut, timeoutMs, this, timeoutMs);
+    cuts?.add(this);
+  }
+
+  settle(error: Error | null, response?: Http1Response): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.cuts?.delete(this);
+    if (error) this.outcome.reject(error);
+    else this.outcome.resolve({ status: response!.status, body: response!.body });
+  }
+
+  /** Gives the request up: settled with `reason`, dropped from its connections (closing the one it was written on). */
+  cut(reason: Error): void {
+    if (this.settled) return;
+    this.settle(reason);
+    this.connections.cancel(this, new Error('the connection was closed: a request written before this one was given up'));
+  }
+}
+
+function timedOut(post: PendingPost, timeoutMs: number): void {
+  post.cut(new Error(`no answer within ${timeoutMs} ms`));
+}
+
+/** Header names a caller may not set: the client frames the request and manages the connection. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+/** The whole HTTP/1.1 request as one string; throws on a header that could not be sent as given. */
+function requestText(url: URL, { headers, body }: OutboundRequest): string {
+  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\n`;
+  let host = url.host;
+  for (const name in headers) {
+    const value = headers[name]!;
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) throw new Error(`header ${JSON.stringify(name)} cannot be sent`);
+    if (FRAMING_HEADERS.has(lower)) throw new Error(`header ${name} is set by the client`);
+    if (lower === 'host') host = value;
+    else head += `${name}: ${value}\r\n`;
+  }
+  return `${head}host: ${host}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** An attempt that started at `started` (performance.now()): ok unless `error` is set. */
+function attemptResult(started: number, status: number | null, body: string | null, error: string | null): AttemptResult {
+  return { ok: error === null, status, body, durationMs: Math.round(performance.now() - started), error };
 }
 
 function errorText(error: unknown): string {

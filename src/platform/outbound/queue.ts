@@ -92,6 +92,25 @@ const attemptColumns = (attempts: DeliveredAttempt[]) => [
 ];
 
 /**
+ * The bodies of `deliveries` as parameters: each distinct body once (an event's deliveries to its
+ * targets share it) and, per delivery, its body's 1-based place in that list. The rows still store
+ * the body each, but it is encoded, sent and parsed once per event rather than once per target.
+ */
+function payloadColumns(deliveries: readonly NewDelivery[]): [string[], number[]] {
+  const places = new Map<string, number>();
+  const payloads: string[] = [];
+  const placeOf = deliveries.map(({ payload }) => {
+    let place = places.get(payload);
+    if (place === undefined) {
+      place = payloads.push(payload);
+      places.set(payload, place);
+    }
+    return place;
+  });
+  return [payloads, placeOf];
+}
+
+/**
  * The end of a statement (after `with` or a CTE list), given the parameters holding the feature and
  * the targets delivered to: a target that had failed since its last success goes back to 0
  * consecutive failed deliveries and its waiting retries are due at once. Its count is the retries
@@ -120,10 +139,11 @@ export class OutboundQueue {
    */
   async enqueue(tx: Queryable, deliveries: (NewDelivery & { id?: string })[], now: Date, leasedUntil: Date | null = null): Promise<string[]> {
     if (deliveries.length === 0) return [];
+    const [payloads, payloadPlaces] = payloadColumns(deliveries);
     const { rows } = await tx.query<{ id: string }>(
       `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, in_flight, created_at, updated_at)
-       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, 'pending', coalesce($9::timestamptz, $2), $9::timestamptz is not null, $2, $2
-         from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, ($10::text[])[d.payload], 'pending', coalesce($9::timestamptz, $2), $9::timestamptz is not null, $2, $2
+         from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
               as d (id, tenant_id, target_id, event_id, event_type, payload)
        on conflict (feature, target_id, event_id) do nothing
        returning id`,
@@ -135,8 +155,9 @@ export class OutboundQueue {
         deliveries.map((d) => d.targetId),
         deliveries.map((d) => d.eventId),
         deliveries.map((d) => d.eventType),
-        deliveries.map((d) => d.payload),
+        payloadPlaces,
         leasedUntil,
+        payloads,
       ],
     );
     return rows.map((row) => row.id);
@@ -151,12 +172,13 @@ export class OutboundQueue {
    */
   async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[]): Promise<number> {
     if (attempts.length === 0) return 0;
+    const [payloads, payloadPlaces] = payloadColumns(attempts.map((a) => a.delivery));
     const { rowCount } = await tx.query(
       `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, attempts, next_attempt_at,
                                         last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
-       select id, $12, tenant_id, target_id, event_id, event_type, payload, 'delivered', attempt, null,
+       select id, $12, tenant_id, target_id, event_id, event_type, ($13::text[])[payload], 'delivered', attempt, null,
               response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
-         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[])
               as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
        on conflict (feature, target_id, event_id) do nothing`,
       [
@@ -165,8 +187,9 @@ export class OutboundQueue {
         attempts.map((a) => a.delivery.targetId),
         attempts.map((a) => a.delivery.eventId),
         attempts.map((a) => a.delivery.eventType),
-        attempts.map((a) => a.delivery.payload),
+        payloadPlaces,
         this.feature,
+        payloads,
       ],
     );
     return rowCount ?? 0;

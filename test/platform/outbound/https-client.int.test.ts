@@ -124,6 +124,45 @@ describe('outbound https client', () => {
     expect(result.error).toMatch(/header/i);
   });
 
+  it('pipelines requests on a keep-alive connection that answered once; one left unanswered fails those written behind it, bounded', async () => {
+    const pipelining = client({ maxSockets: 1, timeoutMs: 1000 });
+    const send = () => pipelining.post({ url: receiver.url, headers: { 'content-type': 'application/json' }, body });
+    const accepted = receiver.connections.accepted;
+    expect((await send()).ok).toBe(true);
+    let answered = 0;
+    receiver.answer(() => (answered++ === 0 ? 'hang' : { status: 200, body: 'ok' }));
+    const [hung, ...behind] = await Promise.all([send(), send(), send()]);
+    expect(hung).toMatchObject({ ok: false, status: null, error: 'no answer within 1000 ms' });
+    expect(behind.map((result) => result.error)).toEqual(Array(2).fill('the connection was closed: a request written before this one was given up'));
+    // All three went out on the one connection before the first was answered.
+    expect(receiver.requests).toHaveLength(4);
+    expect(receiver.connections.accepted - accepted).toBe(1);
+    // The next request takes a new connection.
+    expect((await send()).ok).toBe(true);
+    expect(receiver.connections.accepted - accepted).toBe(2);
+  });
+
+  it('sends one request at a time on each connection of a receiver that closes them after each answer', async () => {
+    receiver.answer({ status: 200, body: 'ok', headers: { connection: 'close' } });
+    const closing = client({ maxSockets: 2 });
+    const accepted = receiver.connections.accepted;
+    const results = await Promise.all(Array.from({ length: 6 }, () => closing.post({ url: receiver.url, headers: {}, body })));
+    expect(results.map((result) => result.ok)).toEqual(Array(6).fill(true));
+    expect(receiver.requests).toHaveLength(6);
+    expect(receiver.connections.accepted - accepted).toBe(6);
+  });
+
+  it('refuses headers that would change the framing or inject lines, without sending anything', async () => {
+    const sending = client();
+    const refused = await Promise.all([
+      sending.post({ url: receiver.url, headers: { 'content-length': '1' }, body }),
+      sending.post({ url: receiver.url, headers: { 'x-evil': 'a\r\nx-injected: 1' }, body }),
+      sending.post({ url: receiver.url, headers: { 'bad name': 'x' }, body }),
+    ]);
+    expect(refused.map((result) => result.ok)).toEqual([false, false, false]);
+    expect(receiver.requests).toHaveLength(0);
+  });
+
   it('guards the connections of protocol clients too: their agent refuses internal and metadata addresses at connect time', async () => {
     const get = (url: string, agentOf: HttpsClient) =>
       new Promise<string>((resolve) => {
