@@ -40,6 +40,8 @@ const configSchema = z
     IAM_ALLOW_PRIVATE_NETWORK_TARGETS: booleanFromEnv.default(false),
     /** How long a webhook or log-stream receiver has to answer one delivery attempt. */
     IAM_OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
+    /** Requests sent ahead on one keep-alive connection to a receiver (HTTP/1.1 pipelining); 1 turns it off. */
+    IAM_OUTBOUND_PIPELINED: z.coerce.number().int().min(1).max(64).default(8),
     /**
      * A PEM file of certificates outbound deliveries trust beside the public roots (a private CA, a
      * test receiver's self-signed certificate). Read at start; NODE_EXTRA_CA_CERTS works as well.

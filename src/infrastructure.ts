@@ -78,6 +78,7 @@ export function outboundClientFromConfig(config: Config): HttpsClient {
   return new HttpsClient({
     allowPrivateNetworks: config.IAM_ALLOW_PRIVATE_NETWORK_TARGETS,
     timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    maxPipelined: config.IAM_OUTBOUND_PIPELINED,
     extraCaPem: config.IAM_OUTBOUND_CA_FILE ? readCaFile(config.IAM_OUTBOUND_CA_FILE) : undefined,
   });
 }
