@@ -1,20 +1,18 @@
-import { tupleChangesOf, type RelationTuple } from '../src/modules/fga/index.ts';
+import { tupleListsOf, type RelationTuple } from '../src/modules/fga/index.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
 
-/** One tuple change as the tuple read models store it. */
-export interface TupleChangeRow {
-  tenant: string;
-  tuple: RelationTuple;
-  occurredAt: string;
-  position: bigint;
-  /** The change's place among its event's changes. */
-  part: number;
+/** The changes of one kind an event makes in a run: its tuples as the event records them. */
+export interface EventTupleChanges {
+  event: RecordedEvent;
+  /** The place of the first of these tuples among the event's changes (writes first, then deletes). */
+  firstPart: number;
+  tuples: readonly RelationTuple[];
 }
 
 /** A run of consecutive changes of one kind, in log order. */
 export interface TupleChangeRun {
   written: boolean;
-  rows: TupleChangeRow[];
+  changes: EventTupleChanges[];
 }
 
 /**
@@ -25,42 +23,55 @@ export interface TupleChangeRun {
  */
 export function tupleChangeRuns(events: RecordedEvent[]): TupleChangeRun[] {
   const runs: TupleChangeRun[] = [];
+  const add = (written: boolean, changes: EventTupleChanges) => {
+    if (changes.tuples.length === 0) return;
+    const last = runs.at(-1);
+    if (last?.written === written) last.changes.push(changes);
+    else runs.push({ written, changes: [changes] });
+  };
   for (const event of events) {
-    tupleChangesOf(event).forEach(({ tuple, written }, part) => {
-      const row = { tenant: event.metadata.tenantId, tuple, occurredAt: event.metadata.occurredAt, position: event.position, part };
-      const last = runs.at(-1);
-      if (last?.written === written) last.rows.push(row);
-      else runs.push({ written, rows: [row] });
-    });
+    const { writes, deletes } = tupleListsOf(event);
+    add(true, { event, firstPart: 0, tuples: writes });
+    add(false, { event, firstPart: writes.length, tuples: deletes });
   }
   return runs;
 }
 
 /**
- * A run's rows as one JSON parameter, for `json_to_recordset($1::json) as k(${TUPLE_RECORD}, ...)`
- * (one text array per column made pg escape every element in JavaScript; JSON.stringify is native).
- * Besides the tuple columns each record has `position`, `part` and `at` (occurredAt).
+ * A run as one JSON parameter for TUPLE_CHANGE_ROWS: one record per event, its tuples as the event
+ * holds them (JSON.stringify is native; one object per tuple built here cost as much again).
  */
-export function rowsJson(rows: TupleChangeRow[]): string {
+export function runJson(run: TupleChangeRun): string {
   return JSON.stringify(
-    rows.map(({ tenant, tuple: t, position, part, occurredAt }) => ({
-      tenant_id: tenant,
-      object_type: t.objectType,
-      object_id: t.objectId,
-      relation: t.relation,
-      subject_type: t.subjectType,
-      subject_id: t.subjectId,
-      subject_relation: t.subjectRelation ?? '',
-      position: position.toString(),
-      part,
-      at: occurredAt,
+    run.changes.map(({ event, firstPart, tuples }) => ({
+      tenant: event.metadata.tenantId,
+      position: event.position.toString(),
+      at: event.metadata.occurredAt,
+      first: firstPart,
+      tuples,
     })),
   );
 }
 
-export const TUPLE_RECORD = 'tenant_id text, object_type text, object_id text, relation text, subject_type text, subject_id text, subject_relation text';
+/**
+ * The rows of a run's JSON ($1, see runJson), one per tuple change: the tuple's columns as the read
+ * models name them, `position` and `part` (the change's place among its event's changes) and `at`
+ * (occurredAt). Each event's times and position are parsed once, not once per tuple.
+ */
+export const TUPLE_CHANGE_ROWS = `(
+  select k.* from json_to_recordset($1::json) as e(tenant text, position bigint, at timestamptz, first integer, tuples json)
+   cross join lateral (
+     select e.tenant as tenant_id, t."objectType" as object_type, t."objectId" as object_id, t.relation, t."subjectType" as subject_type,
+            t."subjectId" as subject_id, coalesce(t."subjectRelation", '') as subject_relation, e.position, e.first + t.n::integer - 1 as part, e.at
+       from rows from (json_to_recordset(e.tuples) as ("objectType" text, "objectId" text, relation text, "subjectType" text, "subjectId" text, "subjectRelation" text))
+            with ordinality as t("objectType", "objectId", relation, "subjectType", "subjectId", "subjectRelation", n)
+     -- Not flattened: a join on the whole key then binds the tenant too (flattened, the tenant was left to a join filter).
+     offset 0
+   ) k
+)`;
 
-/** The join of a tuple read model `t` with the records `k` on the whole tuple key. */
+
+/** The join of a tuple read model `t` with the change rows `k` on the whole tuple key. */
 export const SAME_TUPLE =
   't.tenant_id = k.tenant_id and t.object_type = k.object_type and t.object_id = k.object_id and t.relation = k.relation ' +
   'and t.subject_type = k.subject_type and t.subject_id = k.subject_id and t.subject_relation = k.subject_relation';

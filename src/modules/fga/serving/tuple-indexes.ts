@@ -5,7 +5,7 @@ import { PositionWaiters } from '../../../platform/projections/position-waiters.
 import { MemoryTupleStore } from '../engine/memory-tuple-store.ts';
 import { FGA_MODEL_EVENT_TYPES } from '../models/events.ts';
 import type { TupleSet } from '../tuples/decider.ts';
-import { isTupleEventType, tupleChangesOf } from '../tuples/events.ts';
+import { isTupleEventType, tupleListsOf } from '../tuples/events.ts';
 import { readTupleSnapshot } from './tuple-snapshot.ts';
 
 const GAP_BATCH = 1000;
@@ -18,11 +18,11 @@ interface TenantView {
   pending: RecordedEvent[] | null;
 }
 
+// Writes before deletes, as the event records them; no object per change (a bulk event holds 100 or more).
 function applyTupleEvent(store: MemoryTupleStore, event: RecordedEvent): void {
-  for (const { tuple, written } of tupleChangesOf(event)) {
-    if (written) store.add(tuple);
-    else store.remove(tuple);
-  }
+  const { writes, deletes } = tupleListsOf(event);
+  for (const tuple of writes) store.add(tuple);
+  for (const tuple of deletes) store.remove(tuple);
 }
 
 const isTupleEvent = (event: RecordedEvent): boolean => isTupleEventType(event.type);

@@ -2,7 +2,7 @@ import type { Decider } from '../../../platform/commands/decider.ts';
 import { fgaError } from '../app-errors.ts';
 import type { RelationTuple } from '../tuple.ts';
 import { tupleToString } from '../tuple.ts';
-import { tupleChangesOf, type FgaTupleEvent, type FgaTuplesChanged } from './events.ts';
+import { tupleListsOf, type FgaTupleEvent, type FgaTuplesChanged } from './events.ts';
 
 /** The tuples that exist in a tenant. The service hands the decider its in-memory index. */
 export interface TupleSet {
@@ -41,9 +41,16 @@ class ChangedTuples implements TupleSet {
   }
 }
 
-function withChanges(state: TupleSet, changes: Iterable<{ tuple: RelationTuple; written: boolean }>): TupleSet {
+/** Records an event's changes in `changed` (tuple text -> written), as evolving a state by it does. */
+export function recordChanges(changed: Map<string, boolean>, event: FgaTupleEvent): void {
+  const { writes, deletes } = tupleListsOf(event);
+  for (const tuple of writes) changed.set(tupleToString(tuple), true);
+  for (const tuple of deletes) changed.set(tupleToString(tuple), false);
+}
+
+function withChanges(state: TupleSet, event: FgaTupleEvent): TupleSet {
   const { base, changed } = state instanceof ChangedTuples && state.layers >= MAX_LAYERS ? state.merged() : { base: state, changed: new Map<string, boolean>() };
-  for (const change of changes) changed.set(tupleToString(change.tuple), change.written);
+  recordChanges(changed, event);
   return new ChangedTuples(base, changed);
 }
 
@@ -65,7 +72,7 @@ export interface ChangeTuples {
 export const tenantTuplesDecider: Decider<TupleSet, ChangeTuples, FgaTupleEvent> = {
   initialState: () => NO_TUPLES,
 
-  evolve: (state, event) => withChanges(state, tupleChangesOf(event)),
+  evolve: withChanges,
 
   decide(command, state) {
     const existing = command.writes.find((tuple) => state.has(tuple));

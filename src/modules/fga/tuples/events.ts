@@ -56,21 +56,27 @@ export interface TupleChange {
   written: boolean;
 }
 
-/** The tuple changes an event records, in the order they apply (a request's writes, then its deletes). */
-export function tupleChangesOf(event: { type: string; data: unknown }): TupleChange[] {
+/** The tuples an event writes and deletes, as it records them (no copy: a bulk event holds 100 or more). */
+export function tupleListsOf(event: { type: string; data: unknown }): { writes: readonly RelationTuple[]; deletes: readonly RelationTuple[] } {
   const { type, data } = event as FgaTupleEvent;
   switch (type) {
     case 'FgaTupleWritten':
-      return [{ tuple: data.tuple, written: true }];
+      return { writes: [data.tuple], deletes: [] };
     case 'FgaTupleDeleted':
-      return [{ tuple: data.tuple, written: false }];
+      return { writes: [], deletes: [data.tuple] };
     case 'FgaTuplesChanged':
-      return [...data.writes.map((tuple) => ({ tuple, written: true })), ...data.deletes.map((tuple) => ({ tuple, written: false }))];
+      return data;
     default: {
       const exhaustive: never = type;
       return exhaustive;
     }
   }
+}
+
+/** The tuple changes an event records, in the order they apply (a request's writes, then its deletes). */
+export function tupleChangesOf(event: { type: string; data: unknown }): TupleChange[] {
+  const { writes, deletes } = tupleListsOf(event);
+  return [...writes.map((tuple) => ({ tuple, written: true })), ...deletes.map((tuple) => ({ tuple, written: false }))];
 }
 
 /**
