@@ -5,7 +5,9 @@
  * userinfo (GET /api/auth/validate), FGA checks and GET /api/users, with p50/p99; then bulk tuple
  * writes (100 tuples a request) and how soon the tuple read model (fga-history) has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
- * Usage: npm run bench:hot-path [-- --scale 1]
+ * Usage: npm run bench:hot-path [-- --scale 1] [--rows login,refresh,userinfo,check,users,bulk]
+ *   [--cpu-profile DIR]: `--rows` measures only those rows (beside the ceiling, always measured);
+ *   `--cpu-profile` writes each row's server CPU profile (its load window only, 200 µs sampling) to DIR.
  */
 import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
@@ -16,9 +18,16 @@ type MeasuredLoad = LoadResult & { serverUs: number; serverBusy: number };
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
 import { eventLoopCpu, fmt, nodeCpu, postgresCpu } from './support.ts';
+import { cpuProfiler } from './cpu-profile.ts';
 
-const flag = process.argv.indexOf('--scale');
-const scale = flag > 0 ? Number(process.argv[flag + 1]) : 1;
+const option = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const scale = Number(option('--scale') ?? 1);
+const rowsWanted = option('--rows')?.split(',');
+const wanted = (row: string) => !rowsWanted || rowsWanted.includes(row);
+const profileDir = option('--cpu-profile');
 const TENANT = 'platform';
 const SERVER_CORE = 0;
 const LOAD_CORE = 1;
@@ -70,10 +79,12 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
     plan: Omit<LoadPlan, 'url' | 'core' | 'concurrency' | 'requests'> & { requests: number; concurrency?: number; settled?: boolean },
   ) => {
     const requests = Math.ceil(plan.requests * scale);
+    const profile = profileDir ? await cpuProfiler() : null;
     const [cpuBefore, started] = [nodeCpu(), performance.now()];
     const result = await httpLoad({ concurrency: CONNECTIONS, ...plan, requests, url: `${base}${path}`, core: pinned ? LOAD_CORE : undefined });
     if (plan.settled !== false) await service.runner.waitFor(await store.headPosition(), 60_000);
     const cpu = nodeCpu() - cpuBefore;
+    if (profile) console.log(`CPU profile of ${path}: ${await profile.stop(profileDir!, path)}`);
     return { ...result, serverUs: (cpu * 1e6) / requests, serverBusy: (cpu * 1000) / (performance.now() - started) };
   };
 
@@ -95,34 +106,38 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
     const each = (after: number | null, start: number | null) => (after === null || start === null ? Number.NaN : ((after - start) * 1000) / count);
     return { result, msEach: each(nodeCpu(), before), loopMsEach: each(eventLoopCpu(), loopBefore), postgresMsEach: each(postgres(), postgresBefore), statementsEach: statements.total() / count };
   };
-  const hashCount = Math.ceil(40 * scale);
-  const hashes = await serverCpu(hashCount, () => timed(hashCount, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
   const rows: [string, MeasuredLoad, string?][] = [['GET /health/live (ceiling)', ceiling]];
-  const loginCount = Math.ceil(80 * scale);
-  const logins = await serverCpu(loginCount, () => load('/api/auth/login', { headers: headers(), bodies: users.map((u) => JSON.stringify(u)), requests: 80, concurrency: 8 }));
-  rows.push([
-    'POST /api/auth/login (8 connections)',
-    logins.result,
-    `${fmt((logins.result.perSecond / hashes.result.perSecond) * 100)}% of ${fmt(hashes.result.perSecond, 1)} argon2id hashes/s; ` +
-      `server CPU ${fmt(logins.msEach, 1)} ms a login, ${fmt(hashes.msEach, 1)} ms a hash (${fmt((hashes.msEach / logins.msEach) * 100)}%); ` +
-      `a login: event loop ${fmt(logins.loopMsEach, 1)} ms, other threads ${fmt(logins.msEach - logins.loopMsEach, 1)} ms, ` +
-      `${fmt(logins.statementsEach, 1)} SQL statements, PostgreSQL ${fmt(logins.postgresMsEach, 1)} ms`,
-  ]);
+  if (wanted('login')) {
+    const hashCount = Math.ceil(40 * scale);
+    const hashes = await serverCpu(hashCount, () => timed(hashCount, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
+    const loginCount = Math.ceil(80 * scale);
+    const logins = await serverCpu(loginCount, () => load('/api/auth/login', { headers: headers(), bodies: users.map((u) => JSON.stringify(u)), requests: 80, concurrency: 8 }));
+    rows.push([
+      'POST /api/auth/login (8 connections)',
+      logins.result,
+      `${fmt((logins.result.perSecond / hashes.result.perSecond) * 100)}% of ${fmt(hashes.result.perSecond, 1)} argon2id hashes/s; ` +
+        `server CPU ${fmt(logins.msEach, 1)} ms a login, ${fmt(hashes.msEach, 1)} ms a hash (${fmt((hashes.msEach / logins.msEach) * 100)}%); ` +
+        `a login: event loop ${fmt(logins.loopMsEach, 1)} ms, other threads ${fmt(logins.msEach - logins.loopMsEach, 1)} ms, ` +
+        `${fmt(logins.statementsEach, 1)} SQL statements, PostgreSQL ${fmt(logins.postgresMsEach, 1)} ms`,
+    ]);
+  }
   const refreshBodies = sessions.map((s) => JSON.stringify({ grant_type: 'refresh_token', refresh_token: s.data.refreshToken }));
-  rows.push(['POST /api/auth/token refresh_token', await load('/api/auth/token', { headers: headers(), bodies: refreshBodies, chain: { from: 'refresh_token', to: 'refresh_token' }, requests: 2_000 })]);
-  rows.push(['GET /api/auth/validate (userinfo)', await load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 })]);
+  if (wanted('refresh')) rows.push(['POST /api/auth/token refresh_token', await load('/api/auth/token', { headers: headers(), bodies: refreshBodies, chain: { from: 'refresh_token', to: 'refresh_token' }, requests: 2_000 })]);
+  if (wanted('userinfo')) rows.push(['GET /api/auth/validate (userinfo)', await load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 })]);
   const checks = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck('alice', aliceDocument())));
-  rows.push(['POST /api/fga/check (2 groups, 3 folders)', await load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })]);
-  rows.push(['GET /api/users', await load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })]);
+  if (wanted('check')) rows.push(['POST /api/fga/check (2 groups, 3 folders)', await load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })]);
+  if (wanted('users')) rows.push(['GET /api/users', await load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })]);
 
-  // Bulk tuple writes: every request writes 100 new tuples; then how long the tuple read model (fga-history) takes to catch up.
-  const bulks = Array.from({ length: Math.ceil(300 * scale) }, (_, r) =>
-    JSON.stringify({ writes: Array.from({ length: 100 }, (_, i) => viewerCheck(`u${i}`, `bulk${r}-${i}`)) }),
-  );
-  const writes = await load('/api/fga/tuples/bulk', { headers: headers(admin), bodies: bulks, requests: bulks.length, concurrency: 8, settled: false });
-  const written = performance.now();
-  await service.runner.waitFor(await store.headPosition(), 120_000, ['fga-history']);
-  rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; tuple read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
+  if (wanted('bulk')) {
+    // Bulk tuple writes: every request writes 100 new tuples; then how long the tuple read model (fga-history) takes to catch up.
+    const bulks = Array.from({ length: Math.ceil(300 * scale) }, (_, r) =>
+      JSON.stringify({ writes: Array.from({ length: 100 }, (_, i) => viewerCheck(`u${i}`, `bulk${r}-${i}`)) }),
+    );
+    const writes = await load('/api/fga/tuples/bulk', { headers: headers(admin), bodies: bulks, requests: bulks.length, concurrency: 8, settled: false });
+    const written = performance.now();
+    await service.runner.waitFor(await store.headPosition(), 120_000, ['fga-history']);
+    rows.push(['POST /api/fga/tuples/bulk, 100 tuples (8 conn.)', writes, `${fmt(writes.perSecond * 100)} tuples/s; tuple read model caught up ${fmt(performance.now() - written)} ms after the last write`]);
+  }
 
   console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures  server µs/req  its core busy  CPU share');
   for (const [label, result, note] of rows) {

@@ -26,34 +26,55 @@ export interface PermissionCheckChunk {
 /**
  * The chunks of a batch, entries in batch order. `newChunkId` is called once per chunk: the caller
  * keeps the chunks (and their ids) until they are written, so a retried INSERT never duplicates.
+ * Every check of the service passes through here: the grouping key is built by concatenation and
+ * each entry's time parsed once (a JSON key and two Date.parse an entry cost as much as the rest).
  */
 export function chunksOf(entries: readonly AuditEntry[], newChunkId: () => string): PermissionCheckChunk[] {
-  const open = new Map<string, PermissionCheckChunk>();
+  const open = new Map<string, { chunk: PermissionCheckChunk; firstMs: number; lastMs: number }>();
   const chunks: PermissionCheckChunk[] = [];
   for (const e of entries) {
-    const key = JSON.stringify([e.tenantId, e.userId, e.clientIp, e.userAgent]);
-    let chunk = open.get(key);
-    const first = chunk && e.createdAt < chunk.firstCreatedAt ? e.createdAt : chunk?.firstCreatedAt;
-    const last = chunk && e.createdAt > chunk.lastCreatedAt ? e.createdAt : chunk?.lastCreatedAt;
-    if (!chunk || Date.parse(last!) - Date.parse(first!) > CHUNK_MAX_SPAN_MS) {
-      chunk = { tenantId: e.tenantId, chunkId: newChunkId(), userId: e.userId, clientIp: e.clientIp, userAgent: e.userAgent, firstCreatedAt: e.createdAt, lastCreatedAt: e.createdAt, entries: [] };
-      open.set(key, chunk);
-      chunks.push(chunk);
+    const key = groupKey(e);
+    const ms = Date.parse(e.createdAt);
+    let group = open.get(key);
+    if (group && Math.max(group.lastMs, ms) - Math.min(group.firstMs, ms) <= CHUNK_MAX_SPAN_MS) {
+      if (ms < group.firstMs) {
+        group.firstMs = ms;
+        group.chunk.firstCreatedAt = e.createdAt;
+      }
+      if (ms > group.lastMs) {
+        group.lastMs = ms;
+        group.chunk.lastCreatedAt = e.createdAt;
+      }
     } else {
-      chunk.firstCreatedAt = first!;
-      chunk.lastCreatedAt = last!;
+      const chunk = { tenantId: e.tenantId, chunkId: newChunkId(), userId: e.userId, clientIp: e.clientIp, userAgent: e.userAgent, firstCreatedAt: e.createdAt, lastCreatedAt: e.createdAt, entries: [] };
+      group = { chunk, firstMs: ms, lastMs: ms };
+      open.set(key, group);
+      chunks.push(chunk);
     }
-    chunk.entries.push([e.id, e.createdAt, e.status, e.errorCode, e.errorMessage, e.metadata]);
+    group.chunk.entries.push([e.id, e.createdAt, e.status, e.errorCode, e.errorMessage, e.metadata]);
   }
   return chunks;
 }
 
-/** Appends chunks in one statement over one array per column; a chunk id already there is left as it is (a retried batch). */
+/** Tenant, user, client IP and user agent, unambiguously: each value after its length (null as -). */
+const part = (value: string | null) => (value === null ? '-|' : `${value.length}|${value}`);
+const groupKey = (e: AuditEntry) => part(e.tenantId) + part(e.userId) + part(e.clientIp) + part(e.userAgent);
+
+/**
+ * Appends chunks in one statement over one array per column; a chunk id already there is left as it
+ * is (a retried batch). The entries go as one JSON array of each chunk's entries, not as a text[]:
+ * pg would escape every quote of every entry's JSON into the array literal (as long as writing the
+ * JSON itself). `json` (not jsonb) keeps each element's text as written, so a chunk's stored text is
+ * JSON.stringify of its entries exactly.
+ */
 export async function insertPermissionCheckChunks(db: Queryable, chunks: readonly PermissionCheckChunk[]): Promise<void> {
   if (chunks.length === 0) return;
   await db.query(
     `insert into audit_permission_checks (tenant_id, chunk_id, user_id, client_ip, user_agent, first_created_at, last_created_at, entry_count, entries)
-     select * from unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::int[], $9::text[])
+     select c.tenant_id, c.chunk_id, c.user_id, c.client_ip, c.user_agent, c.first_created_at, c.last_created_at, c.entry_count, e.entries::text
+       from unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::int[])
+              with ordinality as c(tenant_id, chunk_id, user_id, client_ip, user_agent, first_created_at, last_created_at, entry_count, n)
+       join json_array_elements($9::json) with ordinality as e(entries, n) using (n)
      on conflict (tenant_id, chunk_id) do nothing`,
     [
       chunks.map((c) => c.tenantId),
@@ -64,7 +85,7 @@ export async function insertPermissionCheckChunks(db: Queryable, chunks: readonl
       chunks.map((c) => c.firstCreatedAt),
       chunks.map((c) => c.lastCreatedAt),
       chunks.map((c) => c.entries.length),
-      chunks.map((c) => JSON.stringify(c.entries)),
+      JSON.stringify(chunks.map((c) => c.entries)),
     ],
   );
 }

@@ -19,12 +19,11 @@ declare module 'fastify' {
 /** The question an FGA check asked (its body has the tuple's fields). */
 type CheckBody = RelationTuple;
 
-const checkMetadata = (body: CheckBody, allowed?: boolean) => ({
-  object: `${body.objectType}:${body.objectId}`,
-  relation: body.relation,
-  subject: subjectToString(subjectOf(body)),
-  ...(allowed === undefined ? {} : { allowed }),
-});
+// One literal per shape (a spread of an optional key costs more than the rest of the entry).
+const checkMetadata = (body: CheckBody, allowed?: boolean) =>
+  allowed === undefined
+    ? { object: `${body.objectType}:${body.objectId}`, relation: body.relation, subject: subjectToString(subjectOf(body)) }
+    : { object: `${body.objectType}:${body.objectId}`, relation: body.relation, subject: subjectToString(subjectOf(body)), allowed };
 
 /**
  * PERMISSION_CHECK entries for every FGA check (its route is named by `fgaCheckUrl`) and every
@@ -32,6 +31,18 @@ const checkMetadata = (body: CheckBody, allowed?: boolean) => ({
  * the routes it watches.
  */
 export function registerPermissionCheckAudit(app: FastifyInstance, deps: { writer: PermissionCheckWriter; clock: Clock; fgaCheckUrl: string }): void {
+  // Entries of one millisecond share their createdAt text: toISOString costs a fifth of an entry,
+  // and a busy instance records several checks a millisecond.
+  let lastMs = Number.NaN;
+  let lastCreatedAt = '';
+  const createdAt = () => {
+    const now = deps.clock.now();
+    if (now.getTime() !== lastMs) {
+      lastMs = now.getTime();
+      lastCreatedAt = now.toISOString();
+    }
+    return lastCreatedAt;
+  };
   const entry = (request: FastifyRequest, status: AuditEntry['status'], errorCode: string | null, errorMessage: string | null, metadata: AuditEntry['metadata']): AuditEntry => {
     const userAgent = request.headers['user-agent'];
     return {
@@ -47,7 +58,7 @@ export function registerPermissionCheckAudit(app: FastifyInstance, deps: { write
       clientIp: request.ip,
       userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 512) : null,
       metadata,
-      createdAt: deps.clock.now().toISOString(),
+      createdAt: createdAt(),
     };
   };
 

@@ -84,6 +84,9 @@ export function reportingAppends(store: EventStore): EventStore {
  */
 export class ReadYourWrites {
   private readonly deferred = new Map<string, bigint>();
+  /** Bumped with every deferred position; per read model, the count it was last seen caught up with. */
+  private deferredCount = 0;
+  private readonly caughtUpWith = new Map<string, number>();
 
   constructor(
     private readonly runner: ProjectionRunner,
@@ -92,8 +95,8 @@ export class ReadYourWrites {
     private readonly deferredTypes: ReadonlySet<string> = new Set(),
   ) {}
 
-  /** Before a route answers: every projection that handles a type the request appended and does not defer. */
-  settle(log: WriteLog): Promise<void> {
+  /** Before a route answers: every projection that handles a type the request appended and does not defer (false: not in time). */
+  settle(log: WriteLog): Promise<boolean> {
     const awaited: Write[] = [];
     for (const write of log.writes) {
       const waitFor = write.types.filter((type) => !this.deferredTypes.has(type));
@@ -103,20 +106,34 @@ export class ReadYourWrites {
     return this.wait(awaited);
   }
 
-  /** Before a query of `readModel` runs: that projection has passed the request's writes and the deferred ones. */
-  async readModel(readModel: string): Promise<void> {
-    const writes = [...(currentLog.getStore()?.writes ?? []), ...[...this.deferred].map(([type, position]) => ({ position, types: [type] }))];
-    if (writes.length) await this.wait(writes, readModel);
+  /**
+   * Before a query of `readModel` runs: that projection has passed the request's writes and the
+   * deferred ones. Nothing to wait for (undefined, no promise) when the request wrote nothing and
+   * the read model was seen past every deferred position already (a projection never goes back):
+   * every authenticated request's tenant and role lookups come here.
+   */
+  readModel(readModel: string): Promise<void> | undefined {
+    const logged = currentLog.getStore()?.writes ?? [];
+    const count = this.deferredCount;
+    if (logged.length === 0 && (this.deferred.size === 0 || this.caughtUpWith.get(readModel) === count)) return undefined;
+    const writes = [...logged, ...[...this.deferred].map(([type, position]) => ({ position, types: [type] }))];
+    return this.wait(writes, readModel).then((caughtUp) => {
+      if (caughtUp && this.deferred.size > 0) this.caughtUpWith.set(readModel, count);
+    });
   }
 
   private defer(type: string, position: bigint): void {
-    if (position > (this.deferred.get(type) ?? 0n)) this.deferred.set(type, position);
+    if (position > (this.deferred.get(type) ?? 0n)) {
+      this.deferred.set(type, position);
+      this.deferredCount += 1;
+    }
   }
 
-  private async wait(writes: Write[], readModel?: string): Promise<void> {
-    if (writes.length === 0) return;
+  private async wait(writes: Write[], readModel?: string): Promise<boolean> {
+    if (writes.length === 0) return true;
     const caughtUp = await this.runner.waitForWrites(writes, this.timeoutMs, readModel);
     if (!caughtUp) this.logger.warn({ position: String(lastPosition(writes)), readModel }, 'read models lag behind a write');
+    return caughtUp;
   }
 }
 
@@ -130,7 +147,8 @@ export function readModelQueries<Q extends Queries>(readModel: string, consisten
   const waited = Object.entries(queries).map(([name, query]) => [
     name,
     async (...args: never[]) => {
-      await consistency.readModel(readModel);
+      const waiting = consistency.readModel(readModel);
+      if (waiting) await waiting;
       return query.apply(queries, args);
     },
   ]);

@@ -148,6 +148,21 @@ describe('PERMISSION_CHECK entries stored in chunks (migration 0029)', () => {
     expect(item).toEqual(fields);
   });
 
+  it('stores each chunk in its own row, its entries exactly as JSON.stringify writes them, whatever characters they hold', async () => {
+    const odd = ['quote " and backslash \\ ', 'line\nbreak\ttab', 'unicode é 漢字 \u{1F600}', '{"looks":["like","json"]}', 'comma, brace } bracket ]'];
+    const entries = odd.flatMap((text, i) => [
+      { ...check('umbrella', i), userId: `user ${text}`, userAgent: text, metadata: { object: `document:${text}`, nested: { text, list: [text, null, 1.5] } } },
+      { ...check('umbrella', i), userId: null, clientIp: null, errorMessage: text },
+    ]);
+    const chunks = chunksOf(entries, newId);
+    expect(chunks.length).toBeGreaterThan(odd.length);
+    await insertPermissionCheckChunks(db.pool, chunks);
+    const rows = (await db.pool.query("select chunk_id, user_id, user_agent, entry_count, entries from audit_permission_checks where tenant_id = 'umbrella'")).rows;
+    expect(new Map(rows.map((row) => [row.chunk_id, [row.user_id, row.user_agent, row.entry_count, row.entries]]))).toEqual(
+      new Map(chunks.map((chunk) => [chunk.chunkId, [chunk.userId, chunk.userAgent, chunk.entries.length, JSON.stringify(chunk.entries)]])),
+    );
+  });
+
   it("keeps each tenant's entries to itself", async () => {
     const answer = await auditQueries(db.pool).list('globex', filter({ limit: 500 }));
     expect(answer.total).toBe(20);

@@ -49,16 +49,27 @@ export function authorizationQueries(deps: AuthorizationDeps) {
     if (!(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
   }
 
+  // try/catch rather than .catch(): no promise of its own per query (checks are the hot path).
   async function engineFor(tenant: string, atLeast: bigint | undefined): Promise<AuthorizationEngine> {
     if (atLeast !== undefined) await reach(atLeast);
-    const model = await deps.models.get(tenant).catch(asDomainError);
+    let model: Awaited<ReturnType<ActiveModels['get']>>;
+    try {
+      model = await deps.models.get(tenant);
+    } catch (error) {
+      return asDomainError(error);
+    }
     if (!model) throw noActiveModel();
     return new AuthorizationEngine(model.typesystem, await deps.indexes.storeOf(tenant));
   }
 
   return {
     async check(tenant: string, request: CheckRequest, atLeast?: bigint) {
-      return (await engineFor(tenant, atLeast)).check(request).catch(evaluationError);
+      const engine = await engineFor(tenant, atLeast);
+      try {
+        return await engine.check(request);
+      } catch (error) {
+        return evaluationError(error);
+      }
     },
 
     async expand(tenant: string, request: ExpandRequest, atLeast?: bigint) {

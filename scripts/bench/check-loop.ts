@@ -1,0 +1,64 @@
+/**
+ * Micro loop of POST /api/fga/check in-process (fastify inject, no socket, no load generator): the
+ * server's CPU per check, steadier than an HTTP rate on a shared machine, and with `--cpu-profile DIR`
+ * the profile of the loop alone; `--without-audit` turns the PERMISSION_CHECK audit off (what it costs).
+ * Usage: npx tsx scripts/bench/check-loop.ts [--checks 20000] [--cpu-profile DIR] [--without-audit]
+ */
+import { cpuProfiler } from './cpu-profile.ts';
+import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
+import { BENCH_ADMIN, benchService } from './service.ts';
+import { fmt, nodeCpu } from './support.ts';
+
+const option = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const CHECKS = Number(option('--checks') ?? 20_000);
+const CONCURRENCY = 32;
+const TENANT = 'platform';
+
+const bench = await benchService(process.argv.includes('--without-audit') ? { AUDIT_PERMISSION_CHECKS: 'false' } : {});
+try {
+  const { service, store, inject } = bench;
+  const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;
+  const modelId = await activateDriveModel(inject, admin);
+  const tuples: string[] = [];
+  aliceTuples((text) => tuples.push(text));
+  await service.runner.waitFor(await appendTuples(store, TENANT, modelId, tuples), 60_000, ['fga-history']);
+  const bodies = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck('alice', aliceDocument())));
+  const headers = { 'x-tenant': TENANT, 'content-type': 'application/json', authorization: `Bearer ${admin}`, 'user-agent': 'check-loop' };
+  /** Server CPU (µs) per request of `count` requests, `CONCURRENCY` at a time, their read models caught up. */
+  const round = async (count: number, check: boolean) => {
+    let next = 0;
+    let unexpected = 0;
+    const before = nodeCpu();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < count) {
+          const payload = bodies[next++ % bodies.length]!;
+          const response = check
+            ? await service.app.inject({ method: 'POST', url: '/api/fga/check', headers, payload })
+            : await service.app.inject({ method: 'GET', url: '/health/live', headers: { 'user-agent': 'check-loop' } });
+          if (response.statusCode !== 200 || (check && !response.body.includes('"allowed":true'))) unexpected += 1;
+        }
+      }),
+    );
+    if (unexpected) throw new Error(`${unexpected} answers were not 200 (allowed)`);
+    await service.runner.waitFor(await store.headPosition(), 60_000);
+    return ((nodeCpu() - before) * 1e6) / count;
+  };
+  await round(CHECKS / 4, true); // warm-up: compiled schemas, JIT
+  await round(CHECKS / 4, false);
+  const beyond: number[] = [];
+  for (let r = 0; r < 3; r += 1) {
+    const floor = await round(CHECKS, false);
+    const profile = r === 2 && option('--cpu-profile') ? await cpuProfiler() : null;
+    const check = await round(CHECKS, true);
+    if (profile) console.log(`CPU profile: ${await profile.stop(option('--cpu-profile')!, 'check-loop')}`);
+    beyond.push(check - floor);
+    console.log(`round ${r + 1}: server CPU a check ${fmt(check, 1)} µs, a GET /health/live ${fmt(floor, 1)} µs (in-process inject, ${CONCURRENCY} at a time)`);
+  }
+  console.log(`the check beyond /health/live: ${beyond.map((us) => fmt(us, 1)).join(' / ')} µs (median ${fmt(beyond.sort((a, b) => a - b)[1]!, 1)})`);
+} finally {
+  await bench.close();
+}
