@@ -1,7 +1,7 @@
 import { isUserDeleted, type TokenSubjects, type UserDeleted } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
-import { commandEach, defineReaction } from '../../platform/reactions/reaction.ts';
+import type { EventStore, RecordedEvent } from '../../platform/eventstore/port.ts';
+import { commandEach, defineReaction, type ReactionContext } from '../../platform/reactions/reaction.ts';
 import type { SessionCommands } from './commands.ts';
 import type { SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';
@@ -19,6 +19,12 @@ export function sessionReactions(deps: { store: EventStore; commands: SessionCom
   const revoke = (sessionIds: string[], context: CommandContext) =>
     commandEach(sessionIds, (sessionId) => deps.commands.revoke(context.tenantId, sessionId, 'user_deleted', context));
 
+  /** The user is active in this instance's cache once the users read model has passed the session's start. */
+  const userActive = async (event: RecordedEvent, { command, readModelsPassed }: ReactionContext) => {
+    await readModelsPassed(['users']);
+    return (await deps.subjects.get(command.tenantId, (event.data as SessionStarted['data']).userId)) !== null;
+  };
+
   return defineReaction({
     name: 'session-revocations',
     handlers: {
@@ -27,12 +33,13 @@ export function sessionReactions(deps: { store: EventStore; commands: SessionCom
         const { userId } = event.data as UserDeleted['data'];
         return revoke(await deps.queries.allOf(command.tenantId, userId), command);
       },
-      SessionStarted: async (event, { command, readModelsPassed }) => {
+      SessionStarted: async (event, context) => {
         const { sessionId, userId } = event.data as SessionStarted['data'];
-        await readModelsPassed(['users']);
-        if (await deps.subjects.get(command.tenantId, userId)) return 0n;
-        return (await isUserDeleted(deps.store, command.tenantId, userId)) ? revoke([sessionId], command) : 0n;
+        if (await userActive(event, context)) return 0n;
+        return (await isUserDeleted(deps.store, context.command.tenantId, userId)) ? revoke([sessionId], context.command) : 0n;
       },
     },
+    // Most sessions start for an active user: their batches need no transaction at all.
+    nothingToDo: { SessionStarted: userActive },
   });
 }
