@@ -108,7 +108,7 @@ export async function buildService(infra: Infrastructure) {
 
   const sessionReads = readModelQueries('sessions', readYourWrites, sessionQueries(pool, () => clock.now()));
   const sessions = { commands: sessionCommands({ ...commandDeps, queries: sessionReads }), queries: sessionReads };
-  const reactions = new ReactionRunner([sessionReactions({ store, ...sessions }), userReactions({ store, ...users })], {
+  const reactions = new ReactionRunner([sessionReactions({ store, ...sessions, subjects: users.subjects }), userReactions({ store, ...users })], {
     store,
     pool,
     logger,

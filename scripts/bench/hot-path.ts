@@ -12,13 +12,15 @@
 import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
-import { httpLoad, pinToCore, type LoadPlan, type LoadResult } from './http-load.ts';
+import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
+import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
+
+import { BENCH_ADMIN, timed } from './service.ts';
+import { countStatements } from './statement-counter.ts';
+import { fmt, nodeCpu } from './support.ts';
+import { cpuProfiler } from './cpu-profile.ts';
 
 type MeasuredLoad = LoadResult & { serverUs: number; serverBusy: number };
-import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { countStatements } from './statement-counter.ts';
-import { eventLoopCpu, fmt, nodeCpu, postgresCpu } from './support.ts';
-import { cpuProfiler } from './cpu-profile.ts';
 
 const option = (name: string) => {
   const at = process.argv.indexOf(name);
@@ -34,26 +36,12 @@ const LOAD_CORE = 1;
 const CONNECTIONS = 32;
 const LOGIN_USERS = 16;
 
-async function main(): Promise<void> {
-  const bench = await benchService();
-  // Pinned once the embedded PostgreSQL runs: a server started from a pinned process inherits
-  // its core, and would then share the server's core instead of running unpinned.
-  const pinned = pinToCore(process.pid, SERVER_CORE);
-  try {
-    await measure(bench, pinned);
-  } finally {
-    await bench.close();
-  }
-}
-
-async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof benchService>>, pinned: boolean): Promise<void> {
+async function measure(bench: BenchService, pinned: boolean): Promise<void> {
+  const { service, store, inject, db } = bench;
   const statements = countStatements();
-  const postgres = await postgresCpu(db.pool);
   const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;
   // Every login below starts a session that must stay alive (the refresh chains use some).
-  await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
-  const users = Array.from({ length: LOGIN_USERS }, (_, i) => ({ email: `hot${i}@bench.test`, password: BENCH_ADMIN.password }));
-  for (const user of users) await inject('POST', '/api/users', user, admin);
+  const users = await loginAccounts(inject, admin, LOGIN_USERS);
   const sessions = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => inject('POST', '/api/auth/login', users[i % users.length])));
   const userToken = sessions[0].data.accessToken as string;
 
@@ -98,14 +86,7 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   // login's CPU goes: the event loop (HTTP, SQL round trips, read models, relay, reactions), the
   // other threads (argon2 and RS256 on libuv's pool, V8's GC helpers), SQL statements and
   // PostgreSQL's CPU (on any core).
-  const serverCpu = async <T>(count: number, work: () => Promise<T>) => {
-    const [before, loopBefore, postgresBefore] = [nodeCpu(), eventLoopCpu(), postgres()];
-    statements.reset();
-    const result = await work();
-    await service.runner.waitFor(await store.headPosition(), 60_000);
-    const each = (after: number | null, start: number | null) => (after === null || start === null ? Number.NaN : ((after - start) * 1000) / count);
-    return { result, msEach: each(nodeCpu(), before), loopMsEach: each(eventLoopCpu(), loopBefore), postgresMsEach: each(postgres(), postgresBefore), statementsEach: statements.total() / count };
-  };
+  const serverCpu = await serverCpuMeter(bench, db.pool, statements);
   const rows: [string, MeasuredLoad, string?][] = [['GET /health/live (ceiling)', ceiling]];
   if (wanted('login')) {
     const hashCount = Math.ceil(40 * scale);
@@ -150,7 +131,9 @@ async function measure({ service, store, inject, db }: Awaited<ReturnType<typeof
   }
 }
 
-main().catch((error: unknown) => {
+// Pinned once the embedded PostgreSQL runs: a server started from a pinned process inherits its
+// core, and would then share the server's core instead of running unpinned.
+pinnedBenchService(SERVER_CORE, measure).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

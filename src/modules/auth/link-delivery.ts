@@ -26,7 +26,7 @@ export interface LinkDeliveryDeps {
 export function linkDelivery(deps: LinkDeliveryDeps) {
   return function requestLink(purpose: EmailLinkPurpose, tenant: string, email: string, context: CommandContext): void {
     deps.background.run(`email link ${purpose}`, async () => {
-      const user = await accountByEmail(deps, tenant, email);
+      const user = (await accountByEmail(deps, tenant, email))?.user;
       if (!user?.enabled) return;
       const { token } = await deps.links.issue(tenant, user, purpose, { ...context, actor: user.userId });
       const { settings } = await deps.settings.nested(tenant);

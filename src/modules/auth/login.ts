@@ -1,16 +1,16 @@
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
-import { emailReservation, loadUser, type ActiveUser, type PasswordHasher } from '../users/index.ts';
+import { emailReservation, userDecider, userStreamId, type ActiveUser, type PasswordHasher, type UserState } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, loadState, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
-import { reservationHolder, type ReservationDeps } from '../../platform/commands/reservations.ts';
+import { handleCommand, loadStates, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { reservationReads, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { accessTokenFor } from './access-tokens.ts';
 import { loginAttemptStreamId, loginStreamId, type LoginFailed } from './events.ts';
-import { accountLocked, lockedUntil, loginDecider, type LoginAttempt } from './login-decider.ts';
+import { accountLocked, lockedUntil, loginDecider, type LoginAttempt, type LoginState } from './login-decider.ts';
 import type { TokenService } from './tokens.ts';
 
 export interface LoginDeps extends ReservationDeps {
@@ -31,13 +31,46 @@ export interface IssuedTokens {
   sessionId: string;
 }
 
-/** The active account that owns an e-mail in a tenant, from the write side (never a lagging read model). */
-export async function accountByEmail(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, tenant: string, email: string): Promise<ActiveUser | null> {
-  const owner = await reservationHolder(deps, tenant, 'email', email);
-  const userId = owner ? owner.slice(owner.indexOf('.') + 1) : null;
-  const user = userId ? await loadUser(deps.store, tenant, userId) : null;
-  if (!userId || user?.status !== 'active' || owner !== emailReservation(tenant, user.email, userId).owner) return null;
+const accountReads = (tenant: string, userId: string) =>
+  [
+    { decider: userDecider, streamId: userStreamId(tenant, userId) },
+    { decider: loginDecider, streamId: loginStreamId(tenant, userId) },
+  ] as const;
+
+/** The account an e-mail's holder names, if it is active and still has that e-mail. */
+function activeHolder(tenant: string, owner: string, user: UserState): ActiveUser | null {
+  if (user.status !== 'active' || owner !== emailReservation(tenant, user.email, user.userId).owner) return null;
   return user;
+}
+
+const userIdOf = (owner: string) => owner.slice(owner.indexOf('.') + 1);
+
+/**
+ * The active account that owns an e-mail in a tenant, and its lockout state, from the write side
+ * (never a lagging read model). One round trip when this instance saw the e-mail's holder before:
+ * the reservation, the user and the login stream's tails are read together, and the result is used
+ * only if the reservation still names that user (else the holder's streams are read next, as on a
+ * first login: the reservation, then the user's two streams).
+ */
+export async function accountByEmail(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, tenant: string, email: string): Promise<{ user: ActiveUser; lockout: LoginState } | null> {
+  const reservation = reservationReads(deps, tenant, 'email', email);
+  const guess = reservation.remembered();
+  let owner: string | null;
+  if (guess) {
+    const [keyed, legacy, user, lockout] = await loadStates(deps, [...reservation.reads, ...accountReads(tenant, userIdOf(guess))]);
+    owner = reservation.holderAt(keyed, legacy).owner;
+    if (owner === guess) {
+      const active = activeHolder(tenant, owner, user.state);
+      return active && { user: active, lockout: lockout.state };
+    }
+  } else {
+    const [keyed, legacy] = await loadStates(deps, reservation.reads);
+    owner = reservation.holderAt(keyed, legacy).owner;
+  }
+  if (!owner) return null;
+  const [user, lockout] = await loadStates(deps, accountReads(tenant, userIdOf(owner)));
+  const active = activeHolder(tenant, owner, user.state);
+  return active && { user: active, lockout: lockout.state };
 }
 
 /** A failure that changes no account's state (unknown account, locked account), kept for the audit log. */
@@ -45,9 +78,6 @@ async function recordApart(deps: CommandDeps, tenant: string, data: LoginFailed[
   const failed: LoginFailed = { type: 'LoginFailed', data };
   await deps.store.append(loginAttemptStreamId(tenant, newId()), toNewEvents([failed], context, deps.clock), 'no_stream');
 }
-
-/** The account's lockout state: the tail of its login stream after the state this instance folded last. */
-const loadLoginState = async (deps: CommandDeps, tenant: string, userId: string) => (await loadState(deps, loginDecider, loginStreamId(tenant, userId))).state;
 
 type Proof = Pick<LoginAttempt, 'method' | 'passwordMatches'> & { amr: string[] };
 
@@ -109,14 +139,15 @@ export function authenticatedSessions(deps: LoginDeps) {
 export function passwordLogin(deps: LoginDeps) {
   const authenticate = authenticatedSessions(deps);
   return async function login(tenant: string, email: string, password: string, context: CommandContext) {
-    const user = await accountByEmail(deps, tenant, email);
-    if (!user) {
+    const account = await accountByEmail(deps, tenant, email);
+    if (!account) {
       await deps.hasher.verifyAgainstDummy(password);
       await recordApart(deps, tenant, { userId: null, reason: 'unknown_user', email: email.toLowerCase() }, context);
       throw invalidCredentials();
     }
+    const { user, lockout } = account;
     const now = deps.clock.now();
-    const until = lockedUntil(await loadLoginState(deps, tenant, user.userId), now);
+    const until = lockedUntil(lockout, now);
     if (until) {
       await recordApart(deps, tenant, { userId: user.userId, reason: 'locked' }, { ...context, actor: user.userId });
       throw accountLocked(until, now);

@@ -10,6 +10,9 @@ export type TokenSubject = Omit<ActiveUser, 'passwordHash' | 'passwordHistory' |
 
 const userKey = (tenant: string, userId: string) => `${tenant}/${userId}`;
 
+/** Events the users read model applies that change nothing a token needs (the last login, a lockout). */
+const NOT_IN_TOKENS: ReadonlySet<string> = new Set(['LoginSucceeded', 'AccountLocked', 'AccountUnlocked']);
+
 /**
  * Active users from memory, for the paths every token takes (refresh grants, userinfo). An entry is
  * loaded from the user's stream (the write side, never a lagging read model) and dropped in every
@@ -27,6 +30,7 @@ export function cachedTokenSubjects(source: AppliedEventsSource, store: EventSto
     },
     stale: {
       users: (event) => {
+        if (NOT_IN_TOKENS.has(event.type)) return [];
         const { userId } = event.data as { userId?: unknown };
         return typeof userId === 'string' ? [userKey(event.metadata.tenantId, userId)] : 'all';
       },

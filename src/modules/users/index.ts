@@ -4,7 +4,7 @@ export type { TokenSubject, TokenSubjects } from './cache.ts';
 export { userCommands } from './commands.ts';
 export type { CreateUserInput, UserCommands } from './commands.ts';
 export { userDecider } from './decider.ts';
-export type { ActiveUser } from './decider.ts';
+export type { ActiveUser, UserState } from './decider.ts';
 export { errorStatuses } from './errors.ts';
 export { USER_PERSONAL_FIELDS, emailReservation, userEvents, userStreamId } from './events.ts';
 export type { RoleRef, UserCreated, UserDeleted, UserDisabled, UserEnabled, UserErased, UserEvent, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from './events.ts';

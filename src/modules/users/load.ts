@@ -1,12 +1,14 @@
-import { fold } from '../../platform/commands/decider.ts';
 import { loadState } from '../../platform/commands/handle-command.ts';
 import type { EventStore } from '../../platform/eventstore/port.ts';
 import { userDecider, type UserState } from './decider.ts';
 import { userStreamId, type UserEvent } from './events.ts';
 
-/** The user aggregate's current state, from its stream (the write side, never a read model). */
+/**
+ * The user aggregate's current state, from its stream (the write side, never a read model): the
+ * events after the state this instance folded last (as the user commands remember it) folded onto it.
+ */
 export async function loadUser(store: EventStore, tenant: string, userId: string): Promise<UserState> {
-  return fold(userDecider, (await store.readStream(userStreamId(tenant, userId))) as unknown as UserEvent[]);
+  return (await loadState({ store }, userDecider, userStreamId(tenant, userId))).state;
 }
 
 /** Only whether the user was deleted: no personal data and no password material to remember. */

@@ -145,22 +145,61 @@ export async function decideAppend<State, Command, Event extends DomainEvent>(
   return { state, events, append: { streamId, expectedRevision, events: toNewEvents(events, contextOf(context, events), deps.clock) } };
 }
 
+type Evolving<State, Event extends DomainEvent> = Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>;
+
+/** A stream's state and the revision of its last event (undefined: no stream). */
+export interface LoadedState<State> {
+  state: State;
+  revision: bigint | undefined;
+}
+
+/** Folds a stream's tail onto the state this instance folded last (or the initial state), and remembers the result. */
+function foldTail<State, Event extends DomainEvent>(store: EventStore, decider: Evolving<State, Event>, streamId: string, tail: unknown[]): LoadedState<State> {
+  const folded = FoldedStates.of<State>(store, decider);
+  const known = folded.get(streamId);
+  const events = tail as (Event & { revision: bigint })[];
+  const state = events.reduce(decider.evolve, known ? known.state : decider.initialState());
+  const revision = events.at(-1)?.revision ?? known?.revision;
+  if (revision !== undefined) folded.remember(streamId, { state, revision });
+  return { state, revision };
+}
+
+const tailStart = (store: EventStore, decider: object, streamId: string): bigint => {
+  const known = FoldedStates.of(store, decider).get(streamId);
+  return known ? known.revision + 1n : 0n;
+};
+
 /**
  * A stream's current state and the revision of its last event (undefined: no stream), read from
  * after the state this instance folded last (FoldedStates), if any.
  */
 export async function loadState<State, Event extends DomainEvent>(
   deps: Pick<CommandDeps, 'store'>,
-  decider: Pick<Decider<State, never, Event>, 'initialState' | 'evolve'>,
+  decider: Evolving<State, Event>,
   streamId: string,
-): Promise<{ state: State; revision: bigint | undefined }> {
-  const folded = FoldedStates.of<State>(deps.store, decider);
-  const known = folded.get(streamId);
-  const tail = (await deps.store.readStream(streamId, known ? known.revision + 1n : 0n)) as unknown as (Event & { revision: bigint })[];
-  const state = tail.reduce(decider.evolve, known ? known.state : decider.initialState());
-  const revision = tail.at(-1)?.revision ?? known?.revision;
-  if (revision !== undefined) folded.remember(streamId, { state, revision });
-  return { state, revision };
+): Promise<LoadedState<State>> {
+  const tail = await deps.store.readStream(streamId, tailStart(deps.store, decider, streamId));
+  return foldTail(deps.store, decider, streamId, tail);
+}
+
+/** A stream to load with `loadStates`, and the decider that folds it. */
+export interface StateRead<State> {
+  decider: Evolving<State, any>;
+  streamId: string;
+}
+
+/** Several streams' states (as loadState) in one round trip: each stream's tail read in one query. */
+// Any state and event type: each read folds its own stream.
+export async function loadStates<const Reads extends readonly StateRead<any>[]>(
+  deps: Pick<CommandDeps, 'store'>,
+  reads: Reads,
+): Promise<{ [K in keyof Reads]: Reads[K] extends StateRead<infer State> ? LoadedState<State> : never }> {
+  const { store } = deps;
+  const tails = await store.readStreams(
+    reads.map((read) => read.streamId),
+    reads.map((read) => tailStart(store, read.decider, read.streamId)),
+  );
+  return reads.map((read, i) => foldTail(store, read.decider, read.streamId, tails[i]!)) as never;
 }
 
 /** The highest global position among append results: what read-your-writes waits for. */

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { WrongExpectedVersionError } from '../eventstore/errors.ts';
-import type { RecordedEvent, StreamAppend } from '../eventstore/port.ts';
+import type { StreamAppend } from '../eventstore/port.ts';
 import { defineEvent } from '../events/define-event.ts';
 import type { CommandContext } from './context.ts';
-import { toNewEvents, type CommandDeps } from './handle-command.ts';
-import { ReservationNames } from './reservation-names.ts';
+import type { DomainEvent } from './decider.ts';
+import { FoldedStates } from './folded-states.ts';
+import { loadStates, toNewEvents, type CommandDeps, type LoadedState } from './handle-command.ts';
+import { ReservationNames, type ReservationStreams } from './reservation-names.ts';
 
 /**
  * Uniqueness (tenant names, e-mails, usernames, role names) as reservation streams, appended in the
@@ -46,23 +48,50 @@ interface Claim {
   owner: string;
 }
 
+/** Who holds a reservation stream: the owner of its last claim, null once released or never claimed. */
+const holderDecider = {
+  initialState: (): string | null => null,
+  evolve: (_holder: string | null, event: DomainEvent): string | null => (event.type === 'ReservationClaimed' ? (event.data as { owner: string }).owner : null),
+};
+
+type Holder = LoadedState<string | null>;
+
 /**
- * Who holds the value, and the stream the next claim or release goes to. A value reserved before
- * keyed names existed stays in its clear-text stream while held (its release goes there); once
- * free, new claims use the keyed stream. Both are read in one query; nothing claims under a
- * clear-text name any more, so that stream only ever moves from held to free.
+ * The holder, and the stream the next claim or release goes to. A value reserved before keyed names
+ * existed stays in its clear-text stream while held (its release goes there); once free, new claims
+ * use the keyed stream. Nothing claims under a clear-text name any more, so that stream only ever
+ * moves from held to free.
  */
-async function currentHolder(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, claim: Omit<Claim, 'owner'>) {
-  const { keyed, legacy } = deps.reservationNames.streamsOf(claim.scope, claim.kind, claim.value);
-  const [keyedEvents, legacyEvents] = await deps.store.readStreams([keyed, legacy]);
-  const holderOf = (events: RecordedEvent[]) => {
-    const last = events.at(-1);
-    return last?.type === 'ReservationClaimed' ? (last.data as { owner: string }).owner : null;
+function holderAt(streams: ReservationStreams, keyed: Holder, legacy: Holder) {
+  if (legacy.state) return { owner: legacy.state, streamId: streams.legacy, revision: legacy.revision! };
+  return { owner: keyed.state, streamId: streams.keyed, revision: keyed.revision ?? ('no_stream' as const) };
+}
+
+/**
+ * Finding who holds `value`: the two streams to read (each from after the holder this instance
+ * folded last), for `loadStates` beside other streams in the same round trip, and the holder they show.
+ */
+export function reservationReads(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, scope: string, kind: string, value: string) {
+  const streams = deps.reservationNames.streamsOf(scope, kind, value);
+  return {
+    reads: [
+      { decider: holderDecider, streamId: streams.keyed },
+      { decider: holderDecider, streamId: streams.legacy },
+    ] as const,
+    /** The holder as this instance last folded it (no read; null if it never did or saw none). */
+    remembered(): string | null {
+      const folded = FoldedStates.of<string | null>(deps.store, holderDecider);
+      return folded.get(streams.legacy)?.state ?? folded.get(streams.keyed)?.state ?? null;
+    },
+    holderAt: (keyed: Holder, legacy: Holder) => holderAt(streams, keyed, legacy),
   };
-  const legacyOwner = holderOf(legacyEvents!);
-  if (legacyOwner) return { owner: legacyOwner, streamId: legacy, revision: legacyEvents!.at(-1)!.revision };
-  const last = keyedEvents!.at(-1);
-  return { owner: holderOf(keyedEvents!), streamId: keyed, revision: last ? last.revision : ('no_stream' as const) };
+}
+
+/** Both streams in one query. */
+async function currentHolder(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, claim: Omit<Claim, 'owner'>) {
+  const reservation = reservationReads(deps, claim.scope, claim.kind, claim.value);
+  const [keyed, legacy] = await loadStates(deps, reservation.reads);
+  return reservation.holderAt(keyed, legacy);
 }
 
 function reservationAppend(

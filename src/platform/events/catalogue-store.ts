@@ -46,8 +46,8 @@ export class CatalogueEventStore implements EventStore {
     return this.read(await this.inner.readStream(streamId, fromRevision));
   }
 
-  async readStreams(streamIds: string[]) {
-    const streams = await this.inner.readStreams(streamIds);
+  async readStreams(streamIds: string[], fromRevisions?: readonly bigint[]) {
+    const streams = await this.inner.readStreams(streamIds, fromRevisions);
     const revealed = await this.read(streams.flat());
     let offset = 0;
     return streams.map((events) => revealed.slice(offset, (offset += events.length)));

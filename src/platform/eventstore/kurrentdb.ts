@@ -147,8 +147,8 @@ export class KurrentEventStore implements EventStore {
     throw new Error(`Event ${revision} of ${streamId} is missing right after its append`);
   }
 
-  readStreams(streamIds: string[]): Promise<RecordedEvent[][]> {
-    return Promise.all(streamIds.map((streamId) => this.readStream(streamId)));
+  readStreams(streamIds: string[], fromRevisions?: readonly bigint[]): Promise<RecordedEvent[][]> {
+    return Promise.all(streamIds.map((streamId, i) => this.readStream(streamId, fromRevisions?.[i])));
   }
 
   async readStream(streamId: string, fromRevision = 0n): Promise<RecordedEvent[]> {

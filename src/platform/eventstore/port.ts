@@ -88,8 +88,11 @@ export interface EventStore {
   /** Appends to several streams in one transaction: all or nothing. Returns one result per stream. */
   appendMulti(appends: StreamAppend[]): Promise<AppendResult[]>;
   readStream(streamId: string, fromRevision?: bigint): Promise<RecordedEvent[]>;
-  /** Several whole streams at once (a batch command's many small aggregates), in the order asked. */
-  readStreams(streamIds: string[]): Promise<RecordedEvent[][]>;
+  /**
+   * Several streams at once (a batch command's many small aggregates, a login's account streams), in
+   * the order asked; each from its revision in `fromRevisions` (the tail after a remembered state), else whole.
+   */
+  readStreams(streamIds: string[], fromRevisions?: readonly bigint[]): Promise<RecordedEvent[][]>;
   /** Events strictly after `afterPosition`, in position order, at most `limit`. */
   readAll(afterPosition: bigint | undefined, limit: number): Promise<RecordedEvent[]>;
   /**

@@ -147,9 +147,17 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  /** One query for all the streams, instead of one round trip each. */
-  async readStreams(streamIds: string[]): Promise<RecordedEvent[][]> {
-    const { rows } = await this.pool.query<EventRow>(`${SELECT_EVENT} where stream_id = any($1::text[]) order by stream_id, revision`, [streamIds]);
+  /** One query for all the streams, instead of one round trip each; a tail starts at its revision (an index range each). */
+  async readStreams(streamIds: string[], fromRevisions?: readonly bigint[]): Promise<RecordedEvent[][]> {
+    const { rows } = fromRevisions
+      ? await this.pool.query<EventRow>(
+          `select e.position, e.event_id, e.stream_id, e.revision, e.type, e.data, e.metadata
+             from unnest($1::text[], $2::bigint[]) as tail(stream_id, from_revision)
+             join events e on e.stream_id = tail.stream_id and e.revision >= tail.from_revision
+            order by e.stream_id, e.revision`,
+          [streamIds, fromRevisions.map(String)],
+        )
+      : await this.pool.query<EventRow>(`${SELECT_EVENT} where stream_id = any($1::text[]) order by stream_id, revision`, [streamIds]);
     const byStream = new Map<string, RecordedEvent[]>(streamIds.map((streamId) => [streamId, []]));
     for (const row of rows) byStream.get(row.stream_id)!.push(toRecorded(row));
     return streamIds.map((streamId) => byStream.get(streamId)!);

@@ -57,8 +57,8 @@ export class SharedLogReader implements EventStore {
     return this.inner.readStream(streamId, fromRevision);
   }
 
-  readStreams(streamIds: string[]) {
-    return this.inner.readStreams(streamIds);
+  readStreams(streamIds: string[], fromRevisions?: readonly bigint[]) {
+    return this.inner.readStreams(streamIds, fromRevisions);
   }
 
   readAll(afterPosition: bigint | undefined, limit: number) {

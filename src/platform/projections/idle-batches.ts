@@ -13,9 +13,12 @@ export class IdleBatches {
 
   constructor(private readonly handles: (type: string) => boolean) {}
 
-  /** True: pass the batch without a transaction. False: apply it and save the checkpoint. */
-  pass(events: readonly RecordedEvent[]): boolean {
-    if (events.some((event) => this.handles(event.type)) || this.unsaved + events.length >= MAX_UNSAVED_EVENTS) {
+  /**
+   * True: pass the batch without a transaction. False: apply it and save the checkpoint. `nothingToDo`:
+   * the follower found that its events it handles need nothing done (a reaction's own check).
+   */
+  pass(events: readonly RecordedEvent[], nothingToDo = false): boolean {
+    if ((!nothingToDo && events.some((event) => this.handles(event.type))) || this.unsaved + events.length >= MAX_UNSAVED_EVENTS) {
       this.unsaved = 0;
       return false;
     }

@@ -61,7 +61,7 @@ export function reportingAppends(store: EventStore): EventStore {
       return results;
     },
     readStream: (streamId, fromRevision) => store.readStream(streamId, fromRevision),
-    readStreams: (streamIds) => store.readStreams(streamIds),
+    readStreams: (streamIds, fromRevisions) => store.readStreams(streamIds, fromRevisions),
     readAll: (after, limit) => store.readAll(after, limit),
     readTenantEvents: (query, limit) => store.readTenantEvents(query, limit),
     tenantAt: (position) => store.tenantAt(position),

@@ -22,6 +22,13 @@ export type ReactionHandler = (event: RecordedEvent, context: ReactionContext) =
 export interface Reaction {
   name: string;
   handlers: Partial<Record<string, ReactionHandler>>;
+  /**
+   * Per event type, a check made before the reaction's transaction, without its lock: true when the
+   * event surely needs no command (its handler would issue none), from what this instance knows in
+   * memory. A batch whose every handled event passes its check is passed like a batch with nothing
+   * to react to (no transaction); otherwise the batch is reacted to as usual.
+   */
+  nothingToDo?: Partial<Record<string, (event: RecordedEvent, context: ReactionContext) => Promise<boolean>>>;
 }
 
 export function defineReaction(reaction: Reaction): Reaction {

@@ -62,7 +62,8 @@ export class ReactionWorker {
     this.subscription = this.deps.store.subscribeToAll({
       after: checkpoint.position,
       batchSize: BATCH_SIZE,
-      onEvents: async (events) => this.reached(this.idle.pass(events) ? { position: events.at(-1)!.position, caused: this.caused } : await this.react(events)),
+      onEvents: async (events) =>
+        this.reached(this.idle.pass(events, await this.nothingToDo(events)) ? { position: events.at(-1)!.position, caused: this.caused } : await this.react(events)),
       onError: (error) => {
         this.lastError = error;
         this.deps.logger.error({ err: error, reaction: this.reaction.name }, 'reaction failed; retrying');
@@ -82,6 +83,22 @@ export class ReactionWorker {
     this.lastError = null;
   }
 
+  /** Whether every event of the batch its handlers take is one the reaction's own check says needs nothing (a failed check: react). */
+  private async nothingToDo(events: RecordedEvent[]): Promise<boolean> {
+    const { handlers, nothingToDo } = this.reaction;
+    if (!nothingToDo) return false;
+    for (const event of events) {
+      if (!handlers[event.type]) continue;
+      const check = nothingToDo[event.type];
+      if (!check || !(await check(event, this.contextOf(event)).catch(() => false))) return false;
+    }
+    return true;
+  }
+
+  private contextOf(event: RecordedEvent) {
+    return { command: reactionContextOf(event), readModelsPassed: (names: string[]) => this.readModelsPassed(event, names) };
+  }
+
   private async react(events: RecordedEvent[]): Promise<ReactionCheckpoint> {
     const { name, handlers } = this.reaction;
     return this.lock.transaction(async (tx) => {
@@ -90,8 +107,7 @@ export class ReactionWorker {
       for (const event of events) {
         const handler = handlers[event.type];
         if (!handler || event.position <= checkpoint.position) continue;
-        const context = { command: reactionContextOf(event), readModelsPassed: (names: string[]) => this.readModelsPassed(event, names) };
-        const position = await handler(event, context).catch((error: unknown) => {
+        const position = await handler(event, this.contextOf(event)).catch((error: unknown) => {
           throw new Error(`reaction ${name} failed on ${event.type} ${event.id} at ${event.position}`, { cause: error });
         });
         caused = later(caused, position);

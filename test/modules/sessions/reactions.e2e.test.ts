@@ -37,6 +37,9 @@ describe('session reactions: a deleted user keeps no session', () => {
 
   it('revokes a session started after the deletion by a login that read the user just before it', async () => {
     const userId = await createUser('ben@p.test');
+    // A login and its reaction, then userinfo: the instance's cached view of ben is warm before the deletion.
+    const { accessToken } = await login('ben@p.test');
+    expect((await t.request({ method: 'GET', url: '/api/auth/validate', tenant: PLATFORM, token: accessToken })).status).toBe(200);
     const deletion = await t.request({ method: 'DELETE', url: `/api/users/${userId}`, tenant: PLATFORM, token: await admin() });
     expect(deletion.status).toBe(200);
     // The racing login's append lands after the deletion: the UserDeleted reaction could not see it.

@@ -66,6 +66,17 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(read[2]).toEqual(await store.readStream(first));
     });
 
+    it('reads several streams at once, each from its own revision', async () => {
+      const [first, absent, second] = [uniqueStream(), uniqueStream(), uniqueStream()];
+      await store.appendMulti([
+        { streamId: first, expectedRevision: 'no_stream', events: [testEvent('F', { i: 0 }), testEvent('F', { i: 1 }), testEvent('F', { i: 2 })] },
+        { streamId: second, expectedRevision: 'no_stream', events: [testEvent('S', { i: 0 })] },
+      ]);
+      const read = await store.readStreams([first, absent, second], [1n, 0n, 1n]);
+      expect(read.map((events) => events.map((e) => [e.streamId, e.revision]))).toEqual([[[first, 1n], [first, 2n]], [], []]);
+      expect(read[0]).toEqual(await store.readStream(first, 1n));
+    });
+
     it('enforces every kind of expected revision with a typed error', async () => {
       const stream = uniqueStream();
       await expect(store.append(stream, [testEvent()], 'stream_exists')).rejects.toBeInstanceOf(WrongExpectedVersionError);

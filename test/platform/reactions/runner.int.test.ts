@@ -144,6 +144,32 @@ describe('reaction runner', () => {
     }
   });
 
+  it("passes a batch without a transaction when its own check says every event needs nothing, and reacts when one does not", async () => {
+    const quiet = new Set<string>();
+    const reaction = answering('checked');
+    const reactions = runner({ ...reaction, nothingToDo: { Pinged: async (event, { readModelsPassed }) => (await readModelsPassed([]), quiet.has(event.streamId)) } });
+    await reactions.start();
+    expect(await reactions.waitFor((await ping()).position, 5000)).not.toBeNull();
+    const { sent, stop } = watchSessionStatements('iam-reaction:checked');
+    try {
+      const streamId = `ping-acme.${newId()}`;
+      quiet.add(streamId);
+      const passed = await store.append(streamId, [{ ...testEvent('Pinged'), metadata: { ...testEvent().metadata, correlationId: newId() } }]);
+      expect(await reactions.waitFor(passed.position, 5000)).not.toBeNull();
+      expect(sent).toEqual([]);
+      expect(runs.get(`checked:${streamId}`)).toBeUndefined();
+      expect(await answers('checked', streamId)).toHaveLength(0);
+
+      const reacted = await ping();
+      expect(await reactions.waitFor(reacted.position, 5000)).not.toBeNull();
+      expect(sent).toHaveLength(2);
+      expect(await answers('checked', reacted.streamId)).toHaveLength(1);
+    } finally {
+      stop();
+      await reactions.stop();
+    }
+  });
+
   it('retries a failing reaction without holding back the others, and without moving past the failure', async () => {
     const reactions = runner(answering('flaky'), answering('steady'));
     const pinged = await ping();

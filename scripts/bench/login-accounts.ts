@@ -1,0 +1,42 @@
+import type { Pool } from '../../src/platform/db/pool.ts';
+import { pinToCore } from './http-load.ts';
+import { BENCH_ADMIN, benchService } from './service.ts';
+import type { countStatements } from './statement-counter.ts';
+import { eventLoopCpu, nodeCpu, postgresCpu } from './support.ts';
+
+export type BenchService = Awaited<ReturnType<typeof benchService>>;
+
+/** The bench service with the process (every thread) on `core`, once the embedded PostgreSQL runs (so PostgreSQL stays unpinned). */
+export async function pinnedBenchService(core: number, measure: (bench: BenchService, pinned: boolean) => Promise<void>): Promise<void> {
+  const bench = await benchService();
+  const pinned = pinToCore(process.pid, core);
+  try {
+    await measure(bench, pinned);
+  } finally {
+    await bench.close();
+  }
+}
+
+/** `count` accounts with the bench password, each able to hold any number of sessions; answers their login bodies. */
+export async function loginAccounts(inject: BenchService['inject'], admin: string, count: number) {
+  await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
+  const users = Array.from({ length: count }, (_, i) => ({ email: `hot${i}@bench.test`, password: BENCH_ADMIN.password }));
+  for (const user of users) await inject('POST', '/api/users', user, admin);
+  return users;
+}
+
+/**
+ * The server's CPU per unit of `work` (every thread, and the event loop alone), PostgreSQL's, and the
+ * SQL statements sent, counted until the read models have applied everything the work appended.
+ */
+export async function serverCpuMeter({ service, store }: BenchService, pool: Pool, statements: ReturnType<typeof countStatements>) {
+  const postgres = await postgresCpu(pool);
+  return async <T>(count: number, work: () => Promise<T>) => {
+    const [before, loopBefore, postgresBefore] = [nodeCpu(), eventLoopCpu(), postgres()];
+    statements.reset();
+    const result = await work();
+    await service.runner.waitFor(await store.headPosition(), 60_000);
+    const each = (after: number | null, start: number | null) => (after === null || start === null ? Number.NaN : ((after - start) * 1000) / count);
+    return { result, msEach: each(nodeCpu(), before), loopMsEach: each(eventLoopCpu(), loopBefore), postgresMsEach: each(postgres(), postgresBefore), statementsEach: statements.total() / count };
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Login benchmark: bench:hot-path's login row alone, repeated, with where a login's CPU goes. The
+ * server on core 0 (every thread), the load generator on core 1; argon2id hashes (the limit, 4 at
+ * a time on the same pool), then rounds of password logins over HTTP (8 connections, 16 accounts),
+ * each with the server's CPU a login (event loop and other threads), PostgreSQL's, and the SQL
+ * statements a login sends (the most frequent listed with `--statements`). `--profile <file>`
+ * writes a CPU profile (200 µs sampling) of the login rounds only.
+ * Usage: npm run bench:logins [-- --rounds 3 --logins 80 --statements --profile /tmp/logins.cpuprofile]
+ */
+import { hash } from '@node-rs/argon2';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
+import { httpLoad } from './http-load.ts';
+import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
+import { BENCH_ADMIN, timed } from './service.ts';
+import { countStatements } from './statement-counter.ts';
+import { fmt, numberOption } from './support.ts';
+
+const ROUNDS = numberOption('rounds', 3);
+const LOGINS = numberOption('logins', 80);
+const HASHES = numberOption('hashes', 40);
+const LOGIN_USERS = 16;
+const option = (name: string) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+
+async function measure(bench: BenchService, pinned: boolean): Promise<void> {
+  const { service, inject, db } = bench;
+  const statements = countStatements();
+  const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;
+  const users = await loginAccounts(inject, admin, LOGIN_USERS);
+  await Promise.all(users.map((user) => inject('POST', '/api/auth/login', user)));
+  await service.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = service.app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api/auth/login`;
+  const headers = { 'x-tenant': 'platform', 'content-type': 'application/json' };
+  console.log(
+    `login benchmark (node ${process.version}, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 'default'}), ` +
+      (pinned ? 'server on core 0, load generator on core 1 (PostgreSQL unpinned)' : 'taskset unavailable: nothing pinned'),
+  );
+  const serverCpu = await serverCpuMeter(bench, db.pool, statements);
+  if (HASHES > 0) {
+    const hashes = await serverCpu(HASHES, () => timed(HASHES, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
+    console.log(`argon2id: ${fmt(hashes.result.perSecond, 1)} hashes/s, server CPU ${fmt(hashes.msEach, 1)} ms a hash`);
+  }
+  const profiler = option('profile') ? new Session() : null;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+    await profiler.post('Profiler.start');
+  }
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    const logins = await serverCpu(LOGINS, () =>
+      httpLoad({ url, headers, bodies: users.map((u) => JSON.stringify(u)), requests: LOGINS, concurrency: 8, core: pinned ? 1 : undefined }),
+    );
+    console.log(
+      `round ${round}: ${fmt(logins.result.perSecond, 1)} logins/s (${logins.result.failures} failed), p50 ${fmt(logins.result.p50)} ms; ` +
+        `server CPU ${fmt(logins.msEach, 1)} ms a login (event loop ${fmt(logins.loopMsEach, 2)}, other threads ${fmt(logins.msEach - logins.loopMsEach, 1)}), ` +
+        `PostgreSQL ${fmt(logins.postgresMsEach, 2)} ms, ${fmt(logins.statementsEach, 1)} SQL statements`,
+    );
+    if (process.argv.includes('--statements')) console.log(statements.top(LOGINS, 30).join('\n'));
+  }
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(option('profile')!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
+}
+
+pinnedBenchService(0, measure).catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
