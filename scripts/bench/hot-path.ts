@@ -14,7 +14,6 @@ import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
 import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
-
 import { BENCH_ADMIN, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
 import { fmt, nodeCpu } from './support.ts';
