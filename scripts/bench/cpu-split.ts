@@ -50,10 +50,18 @@ export async function cpuOfParts<K extends string>(
   tasks: Record<K, (i: number) => Promise<unknown>>,
   rounds = 3,
 ): Promise<Record<K, CpuSplit>> {
+  const measures = Object.fromEntries(
+    (Object.entries(tasks) as Array<[K, (i: number) => Promise<unknown>]>).map(([name, task]) => [name, () => cpuPer(postgres, Math.ceil(count / rounds), concurrency, task)]),
+  ) as Record<K, () => Promise<CpuSplit>>;
+  return cheapestRounds(measures, rounds);
+}
+
+/** Each measure taken `rounds` times, in turn with the others; the cheapest of each is kept (other load only adds to a round). */
+export async function cheapestRounds<K extends string>(measures: Record<K, () => Promise<CpuSplit>>, rounds = 3): Promise<Record<K, CpuSplit>> {
   const best = {} as Record<K, CpuSplit>;
   for (let round = 0; round < rounds; round++) {
-    for (const [name, task] of Object.entries(tasks) as Array<[K, (i: number) => Promise<unknown>]>) {
-      const split = await cpuPer(postgres, Math.ceil(count / rounds), concurrency, task);
+    for (const [name, measure] of Object.entries(measures) as Array<[K, () => Promise<CpuSplit>]>) {
+      const split = await measure();
       if (!best[name] || totalOf(split) < totalOf(best[name])) best[name] = split;
     }
   }

@@ -1,22 +1,30 @@
 /**
- * OAuth benchmark: client_credentials tokens per second (RS256) at 1, 8, 32 and 64 concurrent and authorization_code exchanges
- * per second (with PKCE, ID token and refresh rotation), over in-process HTTP (fastify inject),
- * plus where a client_credentials token's CPU goes (the whole request against its signature, the
- * grant alone and a bare request, each at 32 concurrent) and RS256 signing strategies compared.
- * Usage: npm run bench:oauth [-- --tokens 3000 --codes 300 --signs 1000]
+ * OAuth benchmark over real sockets: the service listens on 127.0.0.1 (this process, every thread of
+ * it counted as the server) and a lean load generator in its own process (http-load.ts) sends
+ * client_credentials token requests (RS256) at 8, 32, 64 and 128 concurrent keep-alive
+ * connections, then authorization_code exchanges (with PKCE, ID token and refresh rotation). Beside
+ * each rate: the server's CPU per token (event loop, other threads: libuv's pool signs, GC) and the
+ * generator's. Then where a client_credentials token's CPU goes (the whole request against its
+ * signature, the grant alone and a bare request, GET /health/live) and RS256 signing strategies.
+ * Usage: npm run bench:oauth [-- --tokens 4000 --codes 300 --signs 1000 --profile token.cpuprofile]
+ * (--profile: a CPU profile of the server's threads' JS, sampled every 200 µs, during the 64-concurrent token run.)
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { applicationByClientId, cachedApplications, secretMatches } from '../../src/modules/applications/index.ts';
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
-import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { cpuPer, cpuSplit, describeSplit, requestLikeContext, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
+import { BENCH_ADMIN, benchService } from './service.ts';
+import { cheapestRounds, cpuPer, cpuSplit, describeSplit, requestLikeContext, totalOf, whereTheTimeGoes, type CpuSplit } from './cpu-split.ts';
+import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
-const TOKENS = numberOption('tokens', 3000);
+const TOKENS = numberOption('tokens', 4000);
 const CODES = numberOption('codes', 300);
 const SIGNS = numberOption('signs', 1000);
+const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1]! : null;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const REDIRECT = 'https://bench.example/cb';
 
@@ -31,8 +39,22 @@ async function main(): Promise<void> {
   }
 }
 
-const form = (bench: Bench, params: Record<string, string>) =>
-  bench.service.app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(params).toString() });
+/** A CPU profile of this process's JavaScript (200 µs sampling) while `work` runs, written to `file`. */
+async function profiled<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`  CPU profile of that run written to ${file}`);
+  }
+}
 
 async function run(bench: Bench): Promise<void> {
   const { inject, service, store, db } = bench;
@@ -41,44 +63,73 @@ async function run(bench: Bench): Promise<void> {
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
   const m2m = (await inject('POST', '/api/applications', { name: 'bench-m2m', type: 'm2m', scopes: ['manage:users', 'view:audit'] }, admin)).data;
   const web = (await inject('POST', '/api/applications', { name: 'bench-web', type: 'web', redirectUris: [REDIRECT] }, admin)).data;
-  console.log(`oauth benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 4}), in-process HTTP (fastify inject), load average before: ${load()}`);
+  await service.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = service.app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  console.log(
+    `oauth benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 4}), ` +
+      `HTTP/1.1 on ${base}, load generator in its own process, nothing pinned; load average before: ${load()}`,
+  );
 
-  const basic = `Basic ${Buffer.from(`${m2m.clientId}:${m2m.clientSecret}`).toString('base64')}`;
-  const clientCredentials = async () => {
-    const answer = await service.app.inject({
-      method: 'POST',
-      url: '/api/auth/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-      payload: 'grant_type=client_credentials&scope=manage%3Ausers',
-    });
-    if (answer.statusCode !== 200) throw new Error(answer.body);
-  };
-  await timed(200, 8, clientCredentials); // warm-up
   const postgres = await postgresCpu(db.pool);
-  for (const concurrency of [1, 8, 32, 64]) {
-    const cpu = cpuSplit(postgres);
-    const result = await timed(TOKENS, concurrency, clientCredentials);
-    console.log(`client_credentials tokens, ${String(concurrency).padStart(2)} concurrent: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`);
-    console.log(`  ${describeSplit(cpu.per(TOKENS))}`);
-  }
-  console.log('  (the event loop includes the in-process client\'s side; 2 cores give at most 2,000 ms of CPU per second: 1,500 tokens/s needs at most 1.33 ms each in all)');
+  /** A load over sockets: its figures and the server's CPU per request (this process, every thread; PostgreSQL), counted from the first request written. */
+  const measured = async (plan: Omit<LoadPlan, 'url'> & { path: string }): Promise<{ result: LoadResult; server: CpuSplit }> => {
+    let cpu: ReturnType<typeof cpuSplit> | null = null;
+    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => (cpu = cpuSplit(postgres)));
+    const server = cpu!.per(plan.requests);
+    if (result.failures > 0) throw new Error(`${plan.path}: ${result.failures} of ${plan.requests} answers were not 200`);
+    return { result, server };
+  };
+  const basic = `Basic ${Buffer.from(`${m2m.clientId}:${m2m.clientSecret}`).toString('base64')}`;
+  const tokenLoad = (concurrency: number, requests = TOKENS) =>
+    measured({
+      path: '/api/auth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+      bodies: ['grant_type=client_credentials&scope=manage%3Ausers'],
+      concurrency,
+      requests,
+    });
+  const liveLoad = (concurrency: number, requests = TOKENS) => measured({ path: '/health/live', method: 'GET', headers: {}, bodies: [], concurrency, requests });
 
-  // Where the time goes: the whole request against its parts, each at 32 concurrent and measured
-  // the same way (CPU of every thread and of PostgreSQL per token).
+  // Warm-up until the JIT has settled: after 500 requests TurboFan's threads still took 14% of the
+  // process's CPU (perf, 8,000 tokens), which a long-running server does not pay per token.
+  await tokenLoad(32, 3000);
+  await liveLoad(32, 2000);
+  for (const concurrency of [8, 32, 64, 128]) {
+    const { result, server } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
+    const serverMs = totalOf(server);
+    console.log(
+      `client_credentials tokens, ${String(concurrency).padStart(3)} connections: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`,
+    );
+    console.log(
+      `  server ${serverMs.toFixed(3)} ms of CPU a token (${describeSplit(server)}); load generator ${fmt(result.generatorUs)} µs a request; ` +
+        `2 cores bound: ${fmt(2000 / serverMs)}/s for the server alone, ${fmt(2000 / (serverMs + result.generatorUs / 1000))}/s with the generator`,
+    );
+  }
+  console.log('  (2 cores give at most 2,000 ms of CPU a second: 1,500 tokens/s needs at most 1.33 ms a token, server and client together)');
+
+  // Where the time goes: the whole request against its parts, each measured the same way (CPU of
+  // every thread of the server and of PostgreSQL per token), each its cheapest of 3 rounds.
   // The command context the token route gives the grant (request metadata included: it is written with each event).
   const context = requestLikeContext('platform');
   const params = { grant_type: 'client_credentials', scope: 'manage:users', client_id: m2m.clientId, client_secret: m2m.clientSecret, client_auth_method: 'client_secret_basic' };
-  const parts = await tokenRequestParts(postgres, TOKENS, service.app, {
-    whole: clientCredentials,
-    grant: () => service.grants.client_credentials!.handle(params, 'platform', context),
-    signature: () => service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
+  const perPart = Math.ceil(TOKENS / 3);
+  const parts = await cheapestRounds({
+    whole: async () => (await tokenLoad(32, perPart)).server,
+    grant: () => cpuPer(postgres, perPart, 32, () => service.grants.client_credentials!.handle(params, 'platform', context)),
+    signature: () =>
+      cpuPer(postgres, perPart, 32, () =>
+        service.tokens.issue({ sub: m2m.clientId, client_id: m2m.clientId, tid: 'platform', roles: [], acr: '0', amr: [], scope: 'manage:users' }, 900),
+      ),
+    floor: async () => (await liveLoad(32, perPart)).server,
   });
+  const [whole, grant, signature, floor] = [parts.whole, parts.grant, parts.signature, parts.floor].map(totalOf) as [number, number, number, number];
   console.log(
-    whereTheTimeGoes('client_credentials token (32 concurrent; each part its cheapest of 3 rounds)', parts.whole, [
-      ['RS256 signature: claims, JSON, base64url, sign on libuv\'s pool (TokenService.issue)', parts.signature],
-      ['the grant beyond it: client, secret, scopes, settings (grant alone - signature)', parts.grantBeyondSignature],
-      ['HTTP floor: in-process client, fastify, global hooks (GET /health/live)', parts.floor],
-      ['the token route\'s HTTP work: form, schemas, Basic, tenant (the rest)', parts.routeWork],
+    whereTheTimeGoes('client_credentials token (server CPU, 32 connections; each part its cheapest of 3 rounds)', parts.whole, [
+      ['RS256 signature: claims, JSON, base64url, sign on libuv\'s pool (TokenService.issue)', signature],
+      ['the grant beyond it: client, secret, scopes, settings (grant alone - signature)', grant - signature],
+      ['HTTP floor: sockets, HTTP parsing, fastify, global hooks (GET /health/live)', floor],
+      ['the token route\'s HTTP work: form, schemas, Basic, tenant, answer (the rest)', whole - grant - floor],
     ]).join('\n'),
   );
 
@@ -118,15 +169,17 @@ async function run(bench: Bench): Promise<void> {
     });
     codes.push({ code: new URL(String(answer.headers.location)).searchParams.get('code')!, verifier });
   }
-  const exchange = async (i: number) => {
-    const { code, verifier } = codes[i]!;
-    const answer = await form(bench, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: web.clientId, client_secret: web.clientSecret });
-    if (answer.statusCode !== 200) throw new Error(answer.body);
-  };
-  const cpu = cpuSplit(postgres);
-  const exchanges = await timed(CODES, 8, exchange);
-  console.log(`authorization_code exchanges, 8 concurrent: ${fmt(exchanges.perSecond)}/s, p50 ${fmt(exchanges.p50, 1)} ms, p99 ${fmt(exchanges.p99, 1)} ms`);
-  console.log(`  ${describeSplit(cpu.per(CODES))}`);
+  const exchanges = await measured({
+    path: '/api/auth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    bodies: codes.map(({ code, verifier }) =>
+      new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: web.clientId, client_secret: web.clientSecret }).toString(),
+    ),
+    concurrency: 8,
+    requests: CODES,
+  });
+  console.log(`authorization_code exchanges, 8 connections: ${fmt(exchanges.result.perSecond)}/s, p50 ${fmt(exchanges.result.p50, 1)} ms, p99 ${fmt(exchanges.result.p99, 1)} ms`);
+  console.log(`  server: ${describeSplit(exchanges.server)}; load generator ${fmt(exchanges.result.generatorUs)} µs a request`);
   console.log(`load average after: ${load()}`);
 }
 
