@@ -70,7 +70,6 @@ export const TUPLE_CHANGE_ROWS = `(
    ) k
 )`;
 
-
 /** The join of a tuple read model `t` with the change rows `k` on the whole tuple key. */
 export const SAME_TUPLE =
   't.tenant_id = k.tenant_id and t.object_type = k.object_type and t.object_id = k.object_id and t.relation = k.relation ' +

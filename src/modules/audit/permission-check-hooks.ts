@@ -20,10 +20,12 @@ declare module 'fastify' {
 type CheckBody = RelationTuple;
 
 // One literal per shape (a spread of an optional key costs more than the rest of the entry).
-const checkMetadata = (body: CheckBody, allowed?: boolean) =>
-  allowed === undefined
-    ? { object: `${body.objectType}:${body.objectId}`, relation: body.relation, subject: subjectToString(subjectOf(body)) }
-    : { object: `${body.objectType}:${body.objectId}`, relation: body.relation, subject: subjectToString(subjectOf(body)), allowed };
+const checkMetadata = (body: CheckBody, allowed?: boolean) => {
+  const object = `${body.objectType}:${body.objectId}`;
+  const subject = subjectToString(subjectOf(body));
+  const { relation } = body;
+  return allowed === undefined ? { object, relation, subject } : { object, relation, subject, allowed };
+};
 
 /**
  * PERMISSION_CHECK entries for every FGA check (its route is named by `fgaCheckUrl`) and every

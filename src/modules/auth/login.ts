@@ -3,7 +3,7 @@ import type { SessionCommands } from '../sessions/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
 import { emailReservation, userDecider, userStreamId, type ActiveUser, type PasswordHasher, type UserState } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, loadStates, toNewEvents, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import { handleCommand, loadStates, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
 import { reservationReads, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -56,19 +56,17 @@ export async function accountByEmail(deps: Pick<ReservationDeps, 'store' | 'rese
   const reservation = reservationReads(deps, tenant, 'email', email);
   const guess = reservation.remembered();
   let owner: string | null;
+  let account: [LoadedState<UserState>, LoadedState<LoginState>] | null = null;
   if (guess) {
     const [keyed, legacy, user, lockout] = await loadStates(deps, [...reservation.reads, ...accountReads(tenant, userIdOf(guess))]);
     owner = reservation.holderAt(keyed, legacy).owner;
-    if (owner === guess) {
-      const active = activeHolder(tenant, owner, user.state);
-      return active && { user: active, lockout: lockout.state };
-    }
+    if (owner === guess) account = [user, lockout];
   } else {
     const [keyed, legacy] = await loadStates(deps, reservation.reads);
     owner = reservation.holderAt(keyed, legacy).owner;
   }
   if (!owner) return null;
-  const [user, lockout] = await loadStates(deps, accountReads(tenant, userIdOf(owner)));
+  const [user, lockout] = account ?? (await loadStates(deps, accountReads(tenant, userIdOf(owner))));
   const active = activeHolder(tenant, owner, user.state);
   return active && { user: active, lockout: lockout.state };
 }

@@ -24,5 +24,5 @@ export type { FgaModelActivated, FgaModelCreated, FgaModelDeleted, FgaModelEvent
 export { fgaModule, registerFgaRoutes } from './module.ts';
 export { FGA_PROJECTION } from './models/queries.ts';
 export { FGA_HISTORY_PROJECTION } from './serving/tuple-history.ts';
-export { FGA_TUPLE_EVENT_TYPES, TUPLE_TYPES_ANSWERED_FROM_INDEX, fgaTupleEvents, tupleChangesOf, tupleListsOf } from './tuples/events.ts';
+export { FGA_TUPLE_EVENT_TYPES, TUPLE_TYPES_ANSWERED_FROM_INDEX, fgaTupleEvents, tupleListsOf } from './tuples/events.ts';
 export type { FgaTupleDeleted, FgaTupleEvent, FgaTupleWritten, FgaTuplesChanged } from './tuples/events.ts';

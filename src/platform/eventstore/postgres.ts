@@ -151,10 +151,9 @@ export class PostgresEventStore implements EventStore {
   async readStreams(streamIds: string[], fromRevisions?: readonly bigint[]): Promise<RecordedEvent[][]> {
     const { rows } = fromRevisions
       ? await this.pool.query<EventRow>(
-          `select e.position, e.event_id, e.stream_id, e.revision, e.type, e.data, e.metadata
-             from unnest($1::text[], $2::bigint[]) as tail(stream_id, from_revision)
-             join events e on e.stream_id = tail.stream_id and e.revision >= tail.from_revision
-            order by e.stream_id, e.revision`,
+          `${SELECT_EVENT} join unnest($1::text[], $2::bigint[]) as tail(tail_stream, from_revision)
+             on stream_id = tail.tail_stream and revision >= tail.from_revision
+            order by stream_id, revision`,
           [streamIds, fromRevisions.map(String)],
         )
       : await this.pool.query<EventRow>(`${SELECT_EVENT} where stream_id = any($1::text[]) order by stream_id, revision`, [streamIds]);
