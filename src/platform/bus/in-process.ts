@@ -14,19 +14,51 @@ interface StoredMessage {
   value: string;
 }
 
+/**
+ * Messages a topic keeps once every subscribed group has committed them, for a group that joins
+ * later from the beginning (Kafka's retention, by count). Without a bound the log would hold every
+ * event of the process's life.
+ */
+export const IN_PROCESS_RETAINED_MESSAGES = 10_000;
+
 /** One append-only, totally ordered log per topic (its partition count is ignored: one partition). */
 class TopicLog {
-  readonly messages: StoredMessage[] = [];
+  /** Offset of `messages[0]`: older messages were dropped by `retainFrom`. */
+  private firstOffset = 0;
+  private messages: StoredMessage[] = [];
   private readonly appended = new EventEmitter().setMaxListeners(0);
+
+  /** The offset the next message will get. */
+  get end(): number {
+    return this.firstOffset + this.messages.length;
+  }
+
+  /** The oldest offset still held: where a group joining from the beginning starts. */
+  get start(): number {
+    return this.firstOffset;
+  }
 
   append(messages: StoredMessage[]): void {
     this.messages.push(...messages);
     this.appended.emit('append');
   }
 
-  /** Resolves once the log holds more than `length` messages, or when `signal` aborts. */
-  async waitForMoreThan(length: number, signal: AbortSignal): Promise<void> {
-    if (this.messages.length > length) return;
+  read(from: number, limit: number): StoredMessage[] {
+    const index = from - this.firstOffset;
+    return this.messages.slice(index, index + limit);
+  }
+
+  /** Drops what lies before both `committedByAll` and the last retained messages, in chunks so dropping stays amortized O(1). */
+  retainFrom(committedByAll: number): void {
+    const droppable = Math.min(committedByAll, this.end - IN_PROCESS_RETAINED_MESSAGES) - this.firstOffset;
+    if (droppable < 1_024) return;
+    this.messages.splice(0, droppable);
+    this.firstOffset += droppable;
+  }
+
+  /** Resolves once the log's end passes `offset`, or when `signal` aborts. */
+  async waitForMoreThan(offset: number, signal: AbortSignal): Promise<void> {
+    if (this.end > offset) return;
     await once(this.appended, 'append', { signal }).catch(() => undefined);
   }
 }
@@ -69,7 +101,7 @@ export class InProcessEventBus implements EventBus {
     const log = this.topic(topic);
     // Encode the whole batch before appending any of it: all or nothing.
     log.append(messages.map(({ key, headers, value }) => ({ key, headers: { ...headers }, value: encodePublicEvent(value) })));
-    await this.untilCommittedByEveryGroup(topic, log.messages.length);
+    await this.untilCommittedByEveryGroup(topic, log.end);
   }
 
   /**
@@ -88,7 +120,7 @@ export class InProcessEventBus implements EventBus {
     this.assertOpen();
     const log = this.topic(options.topic);
     const stopping = new AbortController();
-    const startOffset = options.fromBeginning ? 0 : log.messages.length;
+    const startOffset = options.fromBeginning ? log.start : log.end;
     const member: Member = { options, startOffset, signal: stopping.signal };
     this.members.add(member);
     const consuming = this.consume(member, log);
@@ -107,7 +139,8 @@ export class InProcessEventBus implements EventBus {
 
   async consumerLag(groupId: string, topic: string): Promise<number> {
     this.assertOpen();
-    return this.topic(topic).messages.length - (this.committedOffsets.get(groupKey(groupId, topic)) ?? 0);
+    const log = this.topic(topic);
+    return log.end - (this.committedOffsets.get(groupKey(groupId, topic)) ?? log.start);
   }
 
   subscribedGroups(): ConsumerGroup[] {
@@ -139,8 +172,9 @@ export class InProcessEventBus implements EventBus {
   /** Delivers the messages after the group's committed offset and commits them if the handler succeeds. */
   private async deliverNext(member: Member, log: TopicLog, attempt: number): Promise<DeliveryOutcome> {
     const { groupId, topic, handler } = member.options;
-    const from = this.position(member);
-    const batch = log.messages.slice(from, from + MAX_BATCH);
+    // A group whose committed offset was dropped meanwhile resumes at the oldest kept (Kafka's "earliest").
+    const from = Math.max(this.position(member), log.start);
+    const batch = log.read(from, MAX_BATCH);
     if (batch.length === 0 || member.signal.aborted) return 'caught-up';
     try {
       await handler(batch.map((message, index) => toDeliveredMessage(topic, from + index, message)));
@@ -150,8 +184,16 @@ export class InProcessEventBus implements EventBus {
       return 'failed';
     }
     this.committedOffsets.set(groupKey(groupId, topic), from + batch.length);
+    log.retainFrom(this.committedByEveryMember(topic));
     this.progress.emit('progress');
     return 'delivered';
+  }
+
+  /** The lowest position of the topic's current members: below it, no subscribed group needs a message. */
+  private committedByEveryMember(topic: string): number {
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const member of this.members) if (member.options.topic === topic) lowest = Math.min(lowest, this.position(member));
+    return lowest;
   }
 
   private position(member: Member): number {

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { InProcessEventBus } from '../../../src/platform/bus/in-process.ts';
+import { IN_PROCESS_RETAINED_MESSAGES, InProcessEventBus } from '../../../src/platform/bus/in-process.ts';
 import { eventBusContract, eventMessage } from './bus-contract.ts';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -37,5 +37,33 @@ describe('InProcessEventBus durability', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await bus.close();
     await expect(publishing).rejects.toThrow('closed before every consumer group committed');
+  });
+
+  it('keeps only the last messages every group has committed, so memory stays bounded; a group joining from the beginning starts at the oldest kept', async () => {
+    const bus = new InProcessEventBus(logger);
+    await bus.ensureTopic('events', { partitions: 1, replicationFactor: 1 });
+    await bus.subscribe({ groupId: 'steady', topic: 'events', fromBeginning: true, handler: async () => undefined });
+    const published = IN_PROCESS_RETAINED_MESSAGES + 3_000;
+    for (let offset = 0; offset < published; offset += 500) {
+      await bus.publish('events', Array.from({ length: 500 }, (_, index) => eventMessage('thing-acme.1', offset + index)));
+    }
+
+    const offsets: number[] = [];
+    let caughtUp: () => void = () => undefined;
+    const late = new Promise<void>((resolve) => (caughtUp = resolve));
+    await bus.subscribe({
+      groupId: 'late',
+      topic: 'events',
+      fromBeginning: true,
+      handler: async (batch) => {
+        offsets.push(...batch.map((message) => Number(message.offset)));
+        if (offsets.at(-1) === published - 1) caughtUp();
+      },
+    });
+    await late;
+    expect(offsets[0]).toBeGreaterThan(0);
+    expect(offsets[0]).toBeLessThanOrEqual(published - IN_PROCESS_RETAINED_MESSAGES);
+    expect(offsets).toEqual(Array.from({ length: published - offsets[0]! }, (_, index) => offsets[0]! + index));
+    await bus.close();
   });
 });
