@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { timed } from './service.ts';
 import { eventLoopCpu, fmt, nodeCpu } from './support.ts';
 
@@ -30,30 +31,20 @@ export type CpuSplit = ReturnType<ReturnType<typeof cpuSplit>['per']>;
 /** All the CPU of a unit: the service's threads and PostgreSQL (0 where PostgreSQL's is unknown). */
 export const totalOf = (split: CpuSplit): number => split.eventLoop + split.otherThreads + (Number.isNaN(split.postgres) ? 0 : split.postgres);
 
-/** The CPU split per run of `task`, `count` runs at `concurrency`, after a short warm-up. */
-export async function cpuPer(postgres: () => number | null, count: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<CpuSplit> {
-  await timed(Math.min(200, count), concurrency, task);
-  const cpu = cpuSplit(postgres);
-  await timed(count, concurrency, task);
-  return cpu.per(count);
-}
-
-/**
- * The CPU per run of each task, `count` runs each at `concurrency`, measured in `rounds` that take
- * the tasks in turn: each task's cheapest round is kept (other load on the machine only adds to a
- * round, and alternating spreads its bursts over the tasks).
- */
-export async function cpuOfParts<K extends string>(
+/** The CPU split per run of `task`, `count` runs at `concurrency`, after a short warm-up, counted until `settle` (if any) has resolved. */
+export async function cpuPer(
   postgres: () => number | null,
   count: number,
   concurrency: number,
-  tasks: Record<K, (i: number) => Promise<unknown>>,
-  rounds = 3,
-): Promise<Record<K, CpuSplit>> {
-  const measures = Object.fromEntries(
-    (Object.entries(tasks) as Array<[K, (i: number) => Promise<unknown>]>).map(([name, task]) => [name, () => cpuPer(postgres, Math.ceil(count / rounds), concurrency, task)]),
-  ) as Record<K, () => Promise<CpuSplit>>;
-  return cheapestRounds(measures, rounds);
+  task: (i: number) => Promise<unknown>,
+  settle?: () => Promise<unknown>,
+): Promise<CpuSplit> {
+  await timed(Math.min(200, count), concurrency, task);
+  await settle?.();
+  const cpu = cpuSplit(postgres);
+  await timed(count, concurrency, task);
+  await settle?.();
+  return cpu.per(count);
 }
 
 /** Each measure taken `rounds` times, in turn with the others; the cheapest of each is kept (other load only adds to a round). */
@@ -78,24 +69,34 @@ export const requestLikeContext = (tenantId: string) => ({
   causationId: null,
 });
 
+/** An app that can listen (the bench service's fastify instance). */
+interface Listening {
+  listen(options: { host: string; port: number }): Promise<unknown>;
+  server: { address(): unknown };
+}
+
+/** A load over sockets to a path of the listening service (LoadPlan without the URL). */
+export type PathLoad = Omit<LoadPlan, 'url'> & { path: string };
+
 /**
- * A token request's CPU at 32 concurrent, taken apart: the whole request, the grant handler alone,
- * the RS256 signature alone, and a bare request (GET /health/live) through the same in-process
- * client. In ms per unit (all threads and PostgreSQL): the signature, the grant beyond it, the HTTP
- * floor every request pays, and the token route's own HTTP work (the rest).
+ * The service listening on 127.0.0.1, and loads sent to it from the lean generator's own process
+ * (http-load.ts), each with the server's CPU per request: every thread of this process (the server)
+ * and PostgreSQL, counted from the first request written until `settle` has resolved (the read
+ * models' catch-up on what the requests appended, which would otherwise run into the next load).
  */
-export async function tokenRequestParts(
-  postgres: () => number | null,
-  count: number,
-  app: { inject(request: { method: 'GET'; url: string }): PromiseLike<{ statusCode: number }> },
-  tasks: Record<'whole' | 'grant' | 'signature', (i: number) => Promise<unknown>>,
-) {
-  const bare = async () => {
-    if ((await app.inject({ method: 'GET', url: '/health/live' })).statusCode !== 200) throw new Error('GET /health/live failed');
+export async function socketLoads(app: Listening, postgres: () => number | null, settle: () => Promise<unknown> = async () => {}) {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address() as { port: number } | null;
+  const base = `http://127.0.0.1:${address?.port ?? 0}`;
+  const measured = async (plan: PathLoad): Promise<{ result: LoadResult; server: CpuSplit }> => {
+    let cpu: ReturnType<typeof cpuSplit> | null = null;
+    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => (cpu = cpuSplit(postgres)));
+    await settle();
+    const server = cpu!.per(plan.requests);
+    if (result.failures > 0) throw new Error(`${plan.path}: ${result.failures} of ${plan.requests} answers were not 200`);
+    return { result, server };
   };
-  const parts = await cpuOfParts(postgres, count, 32, { ...tasks, bare });
-  const [whole, grant, signature, floor] = [parts.whole, parts.grant, parts.signature, parts.bare].map(totalOf) as [number, number, number, number];
-  return { whole: parts.whole, grant: parts.grant, signature, grantBeyondSignature: grant - signature, floor, routeWork: whole - grant - floor };
+  return { base, measured };
 }
 
 /**

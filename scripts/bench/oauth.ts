@@ -16,8 +16,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { applicationByClientId, cachedApplications, secretMatches } from '../../src/modules/applications/index.ts';
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
-import { cheapestRounds, cpuPer, cpuSplit, describeSplit, requestLikeContext, totalOf, whereTheTimeGoes, type CpuSplit } from './cpu-split.ts';
-import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
+import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -63,23 +62,13 @@ async function run(bench: Bench): Promise<void> {
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
   const m2m = (await inject('POST', '/api/applications', { name: 'bench-m2m', type: 'm2m', scopes: ['manage:users', 'view:audit'] }, admin)).data;
   const web = (await inject('POST', '/api/applications', { name: 'bench-web', type: 'web', redirectUris: [REDIRECT] }, admin)).data;
-  await service.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = service.app.server.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const postgres = await postgresCpu(db.pool);
+  const { base, measured } = await socketLoads(service.app, postgres);
   console.log(
     `oauth benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 4}), ` +
       `HTTP/1.1 on ${base}, load generator in its own process, nothing pinned; load average before: ${load()}`,
   );
 
-  const postgres = await postgresCpu(db.pool);
-  /** A load over sockets: its figures and the server's CPU per request (this process, every thread; PostgreSQL), counted from the first request written. */
-  const measured = async (plan: Omit<LoadPlan, 'url'> & { path: string }): Promise<{ result: LoadResult; server: CpuSplit }> => {
-    let cpu: ReturnType<typeof cpuSplit> | null = null;
-    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => (cpu = cpuSplit(postgres)));
-    const server = cpu!.per(plan.requests);
-    if (result.failures > 0) throw new Error(`${plan.path}: ${result.failures} of ${plan.requests} answers were not 200`);
-    return { result, server };
-  };
   const basic = `Basic ${Buffer.from(`${m2m.clientId}:${m2m.clientSecret}`).toString('base64')}`;
   const tokenLoad = (concurrency: number, requests = TOKENS) =>
     measured({

@@ -1,37 +1,49 @@
 /**
- * Sessions benchmark: refresh-token grants per second (rotation with reuse detection, over HTTP),
- * where a grant's CPU goes (the whole request against its signature, the grant alone and a bare
- * request), and GET /api/admin/sessions latency with 100,000 sessions in one tenant.
- * Usage: npm run bench:sessions [-- --sessions 100000 --grants 1000]
+ * Sessions benchmark: refresh-token grants per second over real sockets (the service listens on
+ * 127.0.0.1; the lean load generator, http-load.ts, runs in its own process and chains each
+ * connection's rotated refresh token into its next request) at 8, 32 and 64 connections, each with
+ * the server's CPU per grant (event loop, other threads: libuv's pool signs, GC; PostgreSQL),
+ * counted until the read models have applied what the grants appended, SQL statements and WAL bytes
+ * per grant. Then where a grant's CPU goes (the whole request and GET /health/live over sockets,
+ * the grant handler and the signature in-process), and GET /api/admin/sessions latency with
+ * 100,000 sessions in one tenant.
+ * Usage: npm run bench:sessions [-- --sessions 100000 --grants 3000 --alg HS256 --profile DIR]
+ * (--alg: IAM_JWT_ALG, RS256 by default; --profile: a CPU profile of the server's event loop during
+ * the 32-connection row, 200 µs sampling, written to DIR.)
  */
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { systemClock } from '../../src/platform/clock.ts';
 import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { newId } from '../../src/platform/ids.ts';
+import { cpuProfiler } from './cpu-profile.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
-import { cpuSplit, describeSplit, requestLikeContext, tokenRequestParts, whereTheTimeGoes } from './cpu-split.ts';
+import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
 import { countStatements } from './statement-counter.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
-const flag = process.argv.indexOf('--sessions');
-const SESSIONS = flag > 0 ? Number(process.argv[flag + 1]) : 100_000;
+const SESSIONS = numberOption('sessions', 100_000);
 const USERS = 1000;
-const GRANTS = numberOption('grants', 1000);
+const GRANTS = numberOption('grants', 3000);
+const ALG = process.argv.includes('--alg') ? process.argv[process.argv.indexOf('--alg') + 1]! : 'RS256';
+const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1]! : null;
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const AGENTS = [
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1',
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0',
 ];
 
+type Bench = Awaited<ReturnType<typeof benchService>>;
+
 /** The WAL PostgreSQL writes from now on (bytes, background work included): a figure a loaded machine does not skew. */
-async function walBytes(pool: Awaited<ReturnType<typeof benchService>>['db']['pool']): Promise<() => Promise<number>> {
+async function walBytes(pool: Bench['db']['pool']): Promise<() => Promise<number>> {
   const { rows } = await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
   return async () => Number((await pool.query<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as bytes', [rows[0]!.lsn])).rows[0]!.bytes);
 }
 
 async function main(): Promise<void> {
-  // maxConcurrentSessions 0: the refresh bench keeps many sessions of one user alive.
-  const bench = await benchService();
+  // Cheap password hashes: every refresh chain starts with a login, outside the measured windows.
+  const bench = await benchService({ IAM_JWT_ALG: ALG, ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1' });
   try {
     await run(bench);
   } finally {
@@ -39,59 +51,93 @@ async function main(): Promise<void> {
   }
 }
 
-async function run({ inject, store, service, db }: Awaited<ReturnType<typeof benchService>>): Promise<void> {
+async function run({ inject, store, service, db }: Bench): Promise<void> {
   const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken;
+  // Every chain is a session of the same user: the session limit would end the older ones.
   await inject('PUT', '/api/realm-settings', { section: 'login', data: { maxConcurrentSessions: 0 } }, admin);
-  console.log(`sessions benchmark (node ${process.version}), in-process HTTP (fastify inject)`);
-
-  const chains = await Promise.all(Array.from({ length: 32 }, async () => (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.refreshToken as string));
-  // Each grant takes a chain no other grant is using (a token used twice revokes its session).
-  const refresh = async () => {
-    const token = chains.pop()!;
-    const answer = await inject('POST', '/api/auth/token', { grant_type: 'refresh_token', refresh_token: token });
-    chains.push(answer.refresh_token);
-  };
-  // Statements and CPU per grant (event loop, signing threads, PostgreSQL): figures a loaded machine skews less than rates.
-  const statements = countStatements();
   const postgres = await postgresCpu(db.pool);
-  for (const concurrency of [1, 8, 32]) {
+  // A grant's CPU includes its event's background work: the read models catching up on it.
+  const settled = async () => service.runner.waitFor(await store.headPosition(), 60_000);
+  const { base, measured } = await socketLoads(service.app, postgres, settled);
+  console.log(
+    `sessions benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores), HTTP/1.1 on ${base}, ` +
+      `load generator in its own process, nothing pinned; load average before: ${load()}`,
+  );
+
+  /** `count` fresh sessions (logins, in-process), as the first refresh token of each chain. */
+  const newChains = (count: number) => Promise.all(Array.from({ length: count }, async () => (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.refreshToken as string));
+  /** Refresh grants over `concurrency` connections, each rotating its own session's token (a token used twice revokes its session). */
+  const grantLoad = async (concurrency: number, requests = GRANTS) =>
+    measured({
+      path: '/api/auth/token',
+      headers: { 'x-tenant': 'platform', 'content-type': 'application/json' },
+      bodies: (await newChains(concurrency)).map((token) => JSON.stringify({ grant_type: 'refresh_token', refresh_token: token })),
+      chain: { from: 'refresh_token', to: 'refresh_token' },
+      concurrency,
+      requests,
+    });
+  const liveLoad = (requests: number) => measured({ path: '/health/live', method: 'GET', headers: {}, bodies: [], concurrency: 32, requests });
+
+  // Warm-up until the JIT has settled (as bench:oauth's).
+  await grantLoad(32, 2000);
+  await liveLoad(2000);
+  const statements = countStatements();
+  for (const concurrency of [8, 32, 64]) {
     statements.reset();
     const wal = await walBytes(db.pool);
-    const cpu = cpuSplit(postgres);
-    const grants = await timed(GRANTS, concurrency, refresh);
-    const split = cpu.per(GRANTS);
+    const profile = PROFILE && concurrency === 32 ? await cpuProfiler() : null;
+    const { result, server } = await grantLoad(concurrency);
+    if (profile) console.log(`  CPU profile of the 32-connection row: ${await profile.stop(PROFILE!, `refresh-${ALG}-32`)}`);
+    const serverMs = server.eventLoop + server.otherThreads;
+    const all = totalOf(server);
+    console.log(`refresh_token grants (${service.keyRing.alg}), ${String(concurrency).padStart(2)} connections: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`);
     console.log(
-      `refresh_token grants, ${String(concurrency).padStart(2)} concurrent: ${fmt(grants.perSecond)}/s, p50 ${fmt(grants.p50, 1)} ms, p99 ${fmt(grants.p99, 1)} ms, ` +
-        `${fmt(statements.total() / GRANTS, 2)} SQL statements, ${fmt((await wal()) / GRANTS)} WAL bytes and ${fmt(split.eventLoop + split.otherThreads, 2)} ms of service CPU per grant (load average ${loadavg()[0]!.toFixed(1)})`,
+      `  server ${serverMs.toFixed(3)} ms of CPU a grant (${describeSplit(server)}); ${fmt(statements.total() / GRANTS, 2)} SQL statements, ${fmt((await wal()) / GRANTS)} WAL bytes a grant; ` +
+        `load generator ${fmt(result.generatorUs)} µs a request; 2 cores bound: ${fmt(2000 / all)}/s (server and PostgreSQL), ${fmt(2000 / (all + result.generatorUs / 1000))}/s with the generator`,
     );
-    console.log(`  ${describeSplit(split)} (the event loop includes the in-process client's side)`);
+    if (concurrency === 32) {
+      console.log('  SQL statements per grant at 32 connections (the request appends once; the rest is the log reader, projections, relay and outbound engine):');
+      console.log(statements.top(GRANTS, 8).join('\n'));
+    }
   }
-  console.log('  SQL statements per grant at 32 concurrent (the request appends once; the rest is the log reader, projections, relay and outbound engine):');
-  console.log(statements.top(GRANTS, 8).join('\n'));
+  console.log('  (2 cores give at most 2,000 ms of CPU a second: 1,500 grants/s needs at most 1.33 ms a grant, server and PostgreSQL together)');
 
-  // Where the time goes: the whole grant against its parts, each at 32 concurrent and measured the
-  // same way (CPU of every thread and of PostgreSQL per grant, background work included).
+  // Where the time goes: the whole request against its parts, each at 32 concurrent and measured the
+  // same way (CPU of every thread of the server and of PostgreSQL per grant, background work
+  // included), each its cheapest of 3 rounds.
   // The command context the token route gives the grant (request metadata included: it is written with each event).
   const grantContext = requestLikeContext('platform');
   const claims = JSON.parse(Buffer.from(admin.split('.')[1], 'base64url').toString()) as { sub: string; sid: string; roles: string[] };
-  const parts = await tokenRequestParts(postgres, GRANTS, service.app, {
-    whole: refresh,
-    grant: async () => {
-      const token = chains.pop()!;
-      const { response } = await service.grants.refresh_token!.handle({ grant_type: 'refresh_token', refresh_token: token }, 'platform', grantContext);
-      chains.push(response.refresh_token!);
-    },
-    signature: () => service.tokens.issue({ sub: claims.sub, tid: 'platform', sid: claims.sid, roles: claims.roles, acr: 'aal1', amr: ['pwd'] }, 900),
+  const chains = await newChains(32);
+  const perPart = Math.ceil(GRANTS / 3);
+  const parts = await cheapestRounds({
+    whole: async () => (await grantLoad(32, perPart)).server,
+    grant: () =>
+      cpuPer(
+        postgres,
+        perPart,
+        32,
+        async () => {
+          const token = chains.pop()!;
+          const { response } = await service.grants.refresh_token!.handle({ grant_type: 'refresh_token', refresh_token: token }, 'platform', grantContext);
+          chains.push(response.refresh_token!);
+        },
+        settled,
+      ),
+    signature: () => cpuPer(postgres, perPart, 32, () => service.tokens.issue({ sub: claims.sub, tid: 'platform', sid: claims.sid, roles: claims.roles, acr: 'aal1', amr: ['pwd'] }, 900)),
+    floor: async () => (await liveLoad(perPart)).server,
   });
+  const [whole, grant, signature, floor] = [parts.whole, parts.grant, parts.signature, parts.floor].map(totalOf) as [number, number, number, number];
   console.log(
-    whereTheTimeGoes('refresh grant (32 concurrent; each part its cheapest of 3 rounds)', parts.whole, [
-      ['RS256 signature of the access token (TokenService.issue)', parts.signature],
-      ['the grant beyond it: session, decision, append, caches, the event\'s background work', parts.grantBeyondSignature],
+    whereTheTimeGoes(`refresh grant (${service.keyRing.alg}; server CPU, 32 connections; each part its cheapest of 3 rounds)`, parts.whole, [
+      [`${service.keyRing.alg} signature of the access token (TokenService.issue)`, signature],
+      ['the grant beyond it: session, decision, append, caches, the event\'s background work', grant - signature],
       ['  of which PostgreSQL (the append, the read models\' and the relay\'s statements)', parts.grant.postgres],
-      ['HTTP floor: in-process client, fastify, global hooks (GET /health/live)', parts.floor],
-      ['the token route\'s HTTP work: JSON body, schemas, tenant (the rest)', parts.routeWork],
+      ['HTTP floor: sockets, HTTP parsing, fastify, global hooks (GET /health/live)', floor],
+      ['the token route\'s HTTP work: JSON body, schemas, tenant, answer (the rest)', whole - grant - floor],
     ]).join('\n'),
   );
+  console.log(`load average: ${load()}`);
 
   const seedStarted = performance.now();
   const context = { tenantId: 'platform', actor: 'bench' };

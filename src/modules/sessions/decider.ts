@@ -8,10 +8,15 @@ export type SessionState =
       status: 'active' | 'revoked' | 'expired';
       session: SessionStarted['data'];
       currentHash: string;
-      refreshExpiresAt: string;
       /** Hashes of refresh tokens already exchanged: presenting one again means theft. */
       retiredHashes: RetiredHashes;
-      lastUsedAt: string;
+      /**
+       * When the current refresh token expires, and when the idle limit passes (the last refresh or
+       * use plus the idle timeout), in ms since the epoch: parsed once per event, compared at every
+       * refresh without building dates.
+       */
+      refreshExpiresAt: number;
+      idleEndsAt: number;
     };
 
 /**
@@ -34,20 +39,24 @@ export type SessionCommand =
 
 export const invalidGrant = (description: string) => sessionError('invalid_grant', description);
 
-/** When and why an active session ends by time (lifetime or idle limit), whichever comes first. */
-export function sessionEnd(state: Exclude<SessionState, { status: 'absent' }>): { at: Date; reason: 'idle' | 'lifetime' } {
-  const lifetime = new Date(state.session.expiresAt);
-  const idle = new Date(new Date(state.lastUsedAt).getTime() + state.session.idleTimeoutSeconds * 1000);
-  return idle < lifetime ? { at: idle, reason: 'idle' } : { at: lifetime, reason: 'lifetime' };
+type Live = Exclude<SessionState, { status: 'absent' }>;
+
+/** When (ms since the epoch) and why an active session ends by time (lifetime or idle limit), whichever comes first. */
+function endOf(state: Live): { at: number; reason: 'idle' | 'lifetime' } {
+  const lifetime = Date.parse(state.session.expiresAt);
+  return state.idleEndsAt < lifetime ? { at: state.idleEndsAt, reason: 'idle' } : { at: lifetime, reason: 'lifetime' };
 }
 
-/** Why a session no longer accepts its refresh token at `now`, or null while it does. */
-export function expiry(state: Exclude<SessionState, { status: 'absent' }>, now: Date): string | null {
-  const end = sessionEnd(state);
+/** Why a session no longer accepts its refresh token at `now` (ms since the epoch), or null while it does. */
+function expiry(state: Live, now: number): string | null {
+  const end = endOf(state);
   if (now >= end.at) return end.reason === 'lifetime' ? 'The session has reached its maximum lifetime' : 'The session has been idle too long';
-  if (now >= new Date(state.refreshExpiresAt)) return 'The refresh token has expired';
+  if (now >= state.refreshExpiresAt) return 'The refresh token has expired';
   return null;
 }
+
+/** The idle limit after activity at `at` (an ISO time). */
+const idleEnd = (session: SessionStarted['data'], at: string): number => Date.parse(at) + session.idleTimeoutSeconds * 1000;
 
 export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent> = {
   initialState: () => ({ status: 'absent' }),
@@ -59,25 +68,26 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
           status: 'active',
           session: event.data,
           currentHash: event.data.refreshTokenHash,
-          refreshExpiresAt: event.data.refreshExpiresAt,
           retiredHashes: null,
-          lastUsedAt: event.data.startedAt,
+          refreshExpiresAt: Date.parse(event.data.refreshExpiresAt),
+          idleEndsAt: idleEnd(event.data, event.data.startedAt),
         };
       case 'SessionRefreshed':
         if (state.status === 'absent') return state;
         return {
-          ...state,
+          status: state.status,
+          session: state.session,
           currentHash: event.data.refreshTokenHash,
-          refreshExpiresAt: event.data.refreshExpiresAt,
           retiredHashes: { hash: state.currentHash, earlier: state.retiredHashes },
-          lastUsedAt: event.data.refreshedAt,
+          refreshExpiresAt: Date.parse(event.data.refreshExpiresAt),
+          idleEndsAt: idleEnd(state.session, event.data.refreshedAt),
         };
       case 'SessionRevoked':
         return state.status === 'absent' ? state : { ...state, status: 'revoked' };
       case 'SessionExpired':
         return state.status === 'absent' ? state : { ...state, status: 'expired' };
       case 'SessionUsed':
-        return state.status === 'absent' ? state : { ...state, lastUsedAt: event.data.usedAt };
+        return state.status === 'absent' ? state : { ...state, idleEndsAt: idleEnd(state.session, event.data.usedAt) };
       default: {
         const exhaustive: never = event;
         return exhaustive;
@@ -92,14 +102,14 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
         return [{ type: 'SessionRevoked', data: { sessionId: state.session.sessionId, userId: state.session.userId, reason: command.reason } }];
       case 'ExpireSession': {
         if (state.status !== 'active') return [];
-        const end = sessionEnd(state);
-        if (end.at > new Date(command.now)) return [];
+        const end = endOf(state);
+        if (end.at > Date.parse(command.now)) return [];
         const { sessionId, userId } = state.session;
-        return [{ type: 'SessionExpired', data: { sessionId, userId, reason: end.reason, expiredAt: end.at.toISOString() } }];
+        return [{ type: 'SessionExpired', data: { sessionId, userId, reason: end.reason, expiredAt: new Date(end.at).toISOString() } }];
       }
       case 'UseSession':
         // A session already over its limits stays ended: activity cannot revive it.
-        if (state.status !== 'active' || sessionEnd(state).at <= new Date(command.now)) return [];
+        if (state.status !== 'active' || endOf(state).at <= Date.parse(command.now)) return [];
         return [{ type: 'SessionUsed', data: { sessionId: state.session.sessionId, usedAt: command.now } }];
       case 'RefreshSession': {
         if (state.status === 'absent') throw invalidGrant('Unknown refresh token');
@@ -110,10 +120,10 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
           return state.status === 'active' ? [{ type: 'SessionRevoked', data: { sessionId, userId, reason: 'refresh_token_reuse' } }] : [];
         }
         if (state.status !== 'active' || command.presentedHash !== state.currentHash) throw invalidGrant('The refresh token is not valid');
-        const expired = expiry(state, new Date(command.now));
+        const now = Date.parse(command.now);
+        const expired = expiry(state, now);
         if (expired) throw invalidGrant(expired);
-        const lifetime = state.session.refreshTokenLifetimeSeconds * 1000;
-        const refreshExpiresAt = new Date(new Date(command.now).getTime() + lifetime).toISOString();
+        const refreshExpiresAt = new Date(now + state.session.refreshTokenLifetimeSeconds * 1000).toISOString();
         return [{ type: 'SessionRefreshed', data: { sessionId, refreshedAt: command.now, refreshTokenHash: command.newHash, refreshExpiresAt } }];
       }
       default: {

@@ -87,6 +87,7 @@ export class ReadYourWrites {
   /** Bumped with every deferred position; per read model, the count it was last seen caught up with. */
   private deferredCount = 0;
   private readonly caughtUpWith = new Map<string, number>();
+  private readonly projected = new Map<string, Map<string, boolean>>();
 
   constructor(
     private readonly runner: ProjectionRunner,
@@ -108,18 +109,39 @@ export class ReadYourWrites {
 
   /**
    * Before a query of `readModel` runs: that projection has passed the request's writes and the
-   * deferred ones. Nothing to wait for (undefined, no promise) when the request wrote nothing and
-   * the read model was seen past every deferred position already (a projection never goes back):
-   * every authenticated request's tenant and role lookups come here.
+   * deferred ones, of the types it projects. Nothing to wait for (undefined, no promise) when none
+   * of them concerns it: every authenticated request's tenant and role lookups come here, and so do
+   * the user, role and settings lookups of a refresh grant, which wrote a SessionRefreshed.
    */
   readModel(readModel: string): Promise<void> | undefined {
-    const logged = currentLog.getStore()?.writes ?? [];
     const count = this.deferredCount;
-    if (logged.length === 0 && (this.deferred.size === 0 || this.caughtUpWith.get(readModel) === count)) return undefined;
-    const writes = [...logged, ...[...this.deferred].map(([type, position]) => ({ position, types: [type] }))];
+    let writes: Write[] | null = null;
+    const logged = currentLog.getStore()?.writes;
+    if (logged) for (const write of logged) if (this.projectsAny(readModel, write.types)) (writes ??= []).push(write);
+    if (this.caughtUpWith.get(readModel) !== count) {
+      for (const [type, position] of this.deferred) if (this.projects(readModel, type)) (writes ??= []).push({ position, types: [type] });
+    }
+    if (!writes) {
+      if (this.deferred.size > 0) this.caughtUpWith.set(readModel, count);
+      return undefined;
+    }
     return this.wait(writes, readModel).then((caughtUp) => {
       if (caughtUp && this.deferred.size > 0) this.caughtUpWith.set(readModel, count);
     });
+  }
+
+  private projectsAny(readModel: string, types: readonly string[]): boolean {
+    for (const type of types) if (this.projects(readModel, type)) return true;
+    return false;
+  }
+
+  /** Whether `readModel`'s projection handles events of `type` (remembered: handler tables do not change). */
+  private projects(readModel: string, type: string): boolean {
+    let types = this.projected.get(readModel);
+    if (!types) this.projected.set(readModel, (types = new Map()));
+    let handled = types.get(type);
+    if (handled === undefined) types.set(type, (handled = this.runner.projects(readModel, type)));
+    return handled;
   }
 
   private defer(type: string, position: bigint): void {

@@ -191,6 +191,12 @@ export class ProjectionRunner extends FollowerGroup<ProjectionWorker> implements
     return reached.every(Boolean);
   }
 
+  /** Whether the projection `name` handles events of `type` (false when there is no such projection). */
+  projects(name: string, type: string): boolean {
+    const worker = this.workers.find((w) => w.projection.name === name);
+    return worker !== undefined && handles(worker.projection, type);
+  }
+
   /**
    * Waits (bounded) until each projection (or only `name`) has passed the last of `writes` whose
    * event types it handles; a projection that handles none of them is not waited for.

@@ -42,6 +42,17 @@ describe('session decider', () => {
     spec.given([started]).when({ type: 'RefreshSession', presentedHash: 'hx', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
     spec.given([started]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T01:00:00.000Z' }).thenThrows('invalid_grant');
     spec.given([started, refreshed]).when({ type: 'RefreshSession', presentedHash: 'h2', newHash: 'h3', now: '2026-01-02T00:00:00.000Z' }).thenThrows('invalid_grant');
+    // A refresh token that expires before the session's limits: refused at its expiry, and a rotation gives the new one its lifetime.
+    const shortLived: SessionEvent = { ...started, data: { ...started.data, refreshExpiresAt: '2026-01-01T00:20:00.000Z', refreshTokenLifetimeSeconds: 1200 } };
+    spec.given([shortLived]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:20:00.000Z' }).thenThrows('invalid_grant');
+    spec.given([shortLived]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:19:00.000Z' }).then([
+      { type: 'SessionRefreshed', data: { sessionId: 's1', refreshedAt: '2026-01-01T00:19:00.000Z', refreshTokenHash: 'h2', refreshExpiresAt: '2026-01-01T00:39:00.000Z' } },
+    ]);
+    const rotated: SessionEvent = { type: 'SessionRefreshed', data: { sessionId: 's1', refreshedAt: '2026-01-01T00:19:00.000Z', refreshTokenHash: 'h2', refreshExpiresAt: '2026-01-01T00:39:00.000Z' } };
+    spec.given([shortLived, rotated]).when({ type: 'RefreshSession', presentedHash: 'h2', newHash: 'h3', now: '2026-01-01T00:38:00.000Z' }).then([
+      { type: 'SessionRefreshed', data: { sessionId: 's1', refreshedAt: '2026-01-01T00:38:00.000Z', refreshTokenHash: 'h3', refreshExpiresAt: '2026-01-01T00:58:00.000Z' } },
+    ]);
+    spec.given([shortLived, rotated]).when({ type: 'RefreshSession', presentedHash: 'h2', newHash: 'h3', now: '2026-01-01T00:39:00.000Z' }).thenThrows('invalid_grant');
     const revoked: SessionEvent = { type: 'SessionRevoked', data: { sessionId: 's1', userId: 'u1', reason: 'logout' } };
     spec.given([started, revoked]).when({ type: 'RefreshSession', presentedHash: 'h1', newHash: 'h2', now: '2026-01-01T00:10:00.000Z' }).thenThrows('invalid_grant');
   });
