@@ -63,8 +63,8 @@ export function registerTenantResolution(
   app.decorate('findTenant', options.find);
   // Callback form: a route that names no tenant here (health, a token request without x-tenant) costs no promise and no tick.
   app.addHook('onRequest', (request, _reply, done) => {
-    const config = request.routeOptions.config;
-    const route = request.routeOptions.url;
+    // One read: fastify builds a new routeOptions object at each.
+    const { config, url: route } = request.routeOptions;
     if (!route?.startsWith('/api/') || route.startsWith('/api/docs') || config?.tenant === 'none') return done();
     const header = request.headers['x-tenant'];
     const sent = (Array.isArray(header) ? header[0] : header)?.trim();
