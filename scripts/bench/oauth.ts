@@ -18,6 +18,7 @@ import { cachedSettings, settingsQueries } from '../../src/modules/settings/inde
 import { BENCH_ADMIN, benchService } from './service.ts';
 import { cheapestRounds, cpuPer, cpuSplit, describeSplit, requestLikeContext, totalOf, whereTheTimeGoes, type CpuSplit } from './cpu-split.ts';
 import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
+import { gcPauses } from './gc-pauses.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -29,6 +30,7 @@ const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const REDIRECT = 'https://bench.example/cb';
 
 type Bench = Awaited<ReturnType<typeof benchService>>;
+type GcPauses = ReturnType<ReturnType<typeof gcPauses>['stop']>;
 
 async function main(): Promise<void> {
   const bench = await benchService({ ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1' });
@@ -73,12 +75,17 @@ async function run(bench: Bench): Promise<void> {
 
   const postgres = await postgresCpu(db.pool);
   /** A load over sockets: its figures and the server's CPU per request (this process, every thread; PostgreSQL), counted from the first request written. */
-  const measured = async (plan: Omit<LoadPlan, 'url'> & { path: string }): Promise<{ result: LoadResult; server: CpuSplit }> => {
+  const measured = async (plan: Omit<LoadPlan, 'url'> & { path: string }): Promise<{ result: LoadResult; server: CpuSplit; gc: GcPauses }> => {
     let cpu: ReturnType<typeof cpuSplit> | null = null;
-    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => (cpu = cpuSplit(postgres)));
+    let pauses: ReturnType<typeof gcPauses> | null = null;
+    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => {
+      cpu = cpuSplit(postgres);
+      pauses = gcPauses();
+    });
     const server = cpu!.per(plan.requests);
+    const gc = pauses!.stop(plan.requests);
     if (result.failures > 0) throw new Error(`${plan.path}: ${result.failures} of ${plan.requests} answers were not 200`);
-    return { result, server };
+    return { result, server, gc };
   };
   const basic = `Basic ${Buffer.from(`${m2m.clientId}:${m2m.clientSecret}`).toString('base64')}`;
   const tokenLoad = (concurrency: number, requests = TOKENS) =>
@@ -96,7 +103,7 @@ async function run(bench: Bench): Promise<void> {
   await tokenLoad(32, 3000);
   await liveLoad(32, 2000);
   for (const concurrency of [8, 32, 64, 128]) {
-    const { result, server } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
+    const { result, server, gc } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
     const serverMs = totalOf(server);
     console.log(
       `client_credentials tokens, ${String(concurrency).padStart(3)} connections: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`,
@@ -105,6 +112,7 @@ async function run(bench: Bench): Promise<void> {
       `  server ${serverMs.toFixed(3)} ms of CPU a token (${describeSplit(server)}); load generator ${fmt(result.generatorUs)} µs a request; ` +
         `2 cores bound: ${fmt(2000 / serverMs)}/s for the server alone, ${fmt(2000 / (serverMs + result.generatorUs / 1000))}/s with the generator`,
     );
+    console.log(`  GC pauses of the event loop (wall time): ${fmt(gc.msPer * 1000, 1)} µs a token (${gc.scavenges} scavenges, ${gc.markCompacts} mark-compacts)`);
   }
   console.log('  (2 cores give at most 2,000 ms of CPU a second: 1,500 tokens/s needs at most 1.33 ms a token, server and client together)');
 
