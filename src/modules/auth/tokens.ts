@@ -54,7 +54,7 @@ export class TokenService {
       jti: randomUUID(),
     };
     // Object.assign, not `{ ...claims, ...registered }`: V8 (node 20) builds a spread followed by
-    // more members through its slow path, about 10 µs a token against 0.3.
+    // members the spread object lacks through its slow path, about 10 µs a token against 0.3.
     const token = await signCompactJws({ alg, kid, typ: 'at+jwt' }, Object.assign({}, claims, registered), key);
     return { token, expiresIn: lifetimeSeconds };
   }
