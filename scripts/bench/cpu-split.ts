@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gcPauses } from './gc-pauses.ts';
 import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { timed } from './service.ts';
 import { eventLoopCpu, fmt, nodeCpu } from './support.ts';
@@ -78,23 +79,31 @@ interface Listening {
 /** A load over sockets to a path of the listening service (LoadPlan without the URL). */
 export type PathLoad = Omit<LoadPlan, 'url'> & { path: string };
 
+type GcPauses = ReturnType<ReturnType<typeof gcPauses>['stop']>;
+
 /**
  * The service listening on 127.0.0.1, and loads sent to it from the lean generator's own process
  * (http-load.ts), each with the server's CPU per request: every thread of this process (the server)
  * and PostgreSQL, counted from the first request written until `settle` has resolved (the read
- * models' catch-up on what the requests appended, which would otherwise run into the next load).
+ * models' catch-up on what the requests appended, which would otherwise run into the next load),
+ * and the event loop's GC pauses.
  */
 export async function socketLoads(app: Listening, postgres: () => number | null, settle: () => Promise<unknown> = async () => {}) {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as { port: number } | null;
   const base = `http://127.0.0.1:${address?.port ?? 0}`;
-  const measured = async (plan: PathLoad): Promise<{ result: LoadResult; server: CpuSplit }> => {
+  const measured = async (plan: PathLoad): Promise<{ result: LoadResult; server: CpuSplit; gc: GcPauses }> => {
     let cpu: ReturnType<typeof cpuSplit> | null = null;
-    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => (cpu = cpuSplit(postgres)));
+    let pauses: ReturnType<typeof gcPauses> | null = null;
+    const result = await httpLoad({ ...plan, url: `${base}${plan.path}` }, () => {
+      cpu = cpuSplit(postgres);
+      pauses = gcPauses();
+    });
     await settle();
     const server = cpu!.per(plan.requests);
+    const gc = pauses!.stop(plan.requests);
     if (result.failures > 0) throw new Error(`${plan.path}: ${result.failures} of ${plan.requests} answers were not 200`);
-    return { result, server };
+    return { result, server, gc };
   };
   return { base, measured };
 }

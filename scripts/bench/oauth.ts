@@ -85,7 +85,7 @@ async function run(bench: Bench): Promise<void> {
   await tokenLoad(32, 3000);
   await liveLoad(32, 2000);
   for (const concurrency of [8, 32, 64, 128]) {
-    const { result, server } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
+    const { result, server, gc } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
     const serverMs = totalOf(server);
     console.log(
       `client_credentials tokens, ${String(concurrency).padStart(3)} connections: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`,
@@ -94,6 +94,7 @@ async function run(bench: Bench): Promise<void> {
       `  server ${serverMs.toFixed(3)} ms of CPU a token (${describeSplit(server)}); load generator ${fmt(result.generatorUs)} µs a request; ` +
         `2 cores bound: ${fmt(2000 / serverMs)}/s for the server alone, ${fmt(2000 / (serverMs + result.generatorUs / 1000))}/s with the generator`,
     );
+    console.log(`  GC pauses of the event loop (wall time): ${fmt(gc.msPer * 1000, 1)} µs a token (${gc.scavenges} scavenges, ${gc.markCompacts} mark-compacts)`);
   }
   console.log('  (2 cores give at most 2,000 ms of CPU a second: 1,500 tokens/s needs at most 1.33 ms a token, server and client together)');
 

@@ -41,12 +41,14 @@ export function registerApplicationCors(app: HttpServer, queries: Pick<Applicati
     },
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Callback form: an answer without Origin (every server-to-server call) costs no promise and no tick.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const origin = originOf(request);
-    if (!origin || request.method === 'OPTIONS') return;
+    if (!origin || request.method === 'OPTIONS') return done(null, payload);
     void reply.header('vary', 'Origin');
-    if (await queries.originRegistered(origin, request.tenant?.name ?? null)) {
-      void reply.header('access-control-allow-origin', origin).header('access-control-allow-credentials', 'true');
-    }
+    queries.originRegistered(origin, request.tenant?.name ?? null).then((registered) => {
+      if (registered) void reply.header('access-control-allow-origin', origin).header('access-control-allow-credentials', 'true');
+      done(null, payload);
+    }, done);
   });
 }

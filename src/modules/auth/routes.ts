@@ -7,7 +7,7 @@ import { ok, okBody } from '../../platform/http/envelopes.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
 import { authenticated, publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
-import { adoptTenant, tenantOf } from '../../platform/http/tenant-resolution.ts';
+import { adoptTenant, tenantOf, type CredentialTenantErrors } from '../../platform/http/tenant-resolution.ts';
 import { authError } from './errors.ts';
 import type { passwordLogin } from './login.ts';
 import type { signup } from './signup.ts';
@@ -52,6 +52,12 @@ const userinfoSchema = z.object({
   tenant: z.string(),
   roles: z.array(z.string()),
 });
+
+/** How the token endpoint refuses a grant whose tenant it cannot adopt (made once: not two closures per token request). */
+const grantTenantErrors: CredentialTenantErrors = {
+  missing: () => authError('invalid_request', 'The x-tenant header is required: the request names no tenant'),
+  foreign: () => authError('GRANT_OF_OTHER_TENANT', 'The grant does not belong to this tenant'),
+};
 
 export interface AuthRouteDeps {
   login: ReturnType<typeof passwordLogin>;
@@ -161,10 +167,7 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
       if (!grant) throw authError('unsupported_grant_type', `Unsupported grant_type ${grantType}`);
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const params = withClientCredentials(request.body, request.headers.authorization);
-      const tenant = await adoptTenant(request, grant.tenantNamedBy(params), {
-        missing: () => authError('invalid_request', 'The x-tenant header is required: the request names no tenant'),
-        foreign: () => authError('GRANT_OF_OTHER_TENANT', 'The grant does not belong to this tenant'),
-      });
+      const tenant = await adoptTenant(request, grant.tenantNamedBy(params), grantTenantErrors);
       try {
         const { response } = await grant.handle(params, tenant.name, commandContextOf(request));
         return { ...response };

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * Opaque bearer secrets `<id>.<secret>` (refresh tokens, reset and magic links): the UUID finds
@@ -10,8 +10,9 @@ export function newOpaqueToken(id: string): { token: string; hash: string } {
   return { token: `${id}.${secret}`, hash: hashOpaqueSecret(secret) };
 }
 
+/** node's one-shot hash: no Hash object per call (half the cost of createHash's, which client authentication pays per token request). */
 export function hashOpaqueSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url');
+  return hash('sha256', secret, 'base64url');
 }
 
 export function parseOpaqueToken(token: string): { id: string; secret: string } | null {

@@ -61,18 +61,22 @@ export function registerTenantResolution(
 ): void {
   app.decorateRequest('tenant', null);
   app.decorate('findTenant', options.find);
-  app.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config;
-    const route = request.routeOptions.url;
-    if (!route?.startsWith('/api/') || route.startsWith('/api/docs') || config?.tenant === 'none') return;
+  // Callback form: a route that names no tenant here (health, a token request without x-tenant) costs no promise and no tick.
+  app.addHook('onRequest', (request, _reply, done) => {
+    // One read: fastify builds a new routeOptions object at each.
+    const { config, url: route } = request.routeOptions;
+    if (!route?.startsWith('/api/') || route.startsWith('/api/docs') || config?.tenant === 'none') return done();
     const header = request.headers['x-tenant'];
     const sent = (Array.isArray(header) ? header[0] : header)?.trim();
     // Without the header, a credential route takes its tenant from the credential, not a default.
-    if (!sent && config?.tenant === 'credential') return;
+    if (!sent && config?.tenant === 'credential') return done();
     const name = sent || options.defaultTenant;
-    if (!name) throw platformError('MISSING_TENANT', 'The x-tenant header is required');
-    const tenant = TENANT_NAME.test(name) ? await options.find(name) : null;
-    if (!tenant) throw platformError('TENANT_NOT_FOUND', 'Tenant not found');
-    request.tenant = tenant;
+    if (!name) return done(platformError('MISSING_TENANT', 'The x-tenant header is required'));
+    if (!TENANT_NAME.test(name)) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
+    options.find(name).then((tenant) => {
+      if (!tenant) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
+      request.tenant = tenant;
+      done();
+    }, done);
   });
 }
