@@ -89,6 +89,9 @@ describe('event relay on the in-process bus', () => {
     const received = await record(topic);
     const relay = startRelay(topic);
     await vi.waitFor(() => expect(relay.isLeader).toBe(true), DELIVERY_TIMEOUT);
+    // A first event relayed and checkpointed: the leader's start-up statements lie behind us.
+    const warmUp = (await bed.store.append(`thing-acme.${newId()}`, [testEvent()])).position;
+    await vi.waitFor(async () => expect(await readRelayCheckpoint(bed.db.pool, topic)).toBe(warmUp), DELIVERY_TIMEOUT);
     // Observed: the statements of the leader's own session.
     const { sent, stop } = watchSessionStatements(`iam-leader:relay:${topic}`);
     try {
