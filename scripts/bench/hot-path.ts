@@ -63,7 +63,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
   // catch-up itself).
   const load = async (
     path: string,
-    plan: Omit<LoadPlan, 'url' | 'core' | 'concurrency' | 'requests'> & { requests: number; concurrency?: number; settled?: boolean },
+    plan: Omit<LoadPlan, 'url' | 'core' | 'concurrency' | 'requests'> & { requests: number; concurrency?: number; settled?: boolean; onStart?: () => void },
   ) => {
     const requests = Math.ceil(plan.requests * scale);
     const profile = profileDir ? await cpuProfiler() : null;
@@ -71,6 +71,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
     let [cpuBefore, started] = [nodeCpu(), performance.now()];
     const result = await httpLoad({ concurrency: CONNECTIONS, ...plan, requests, url: `${base}${path}`, core: pinned ? LOAD_CORE : undefined }, () => {
       [cpuBefore, started] = [nodeCpu(), performance.now()];
+      plan.onStart?.();
     });
     if (plan.settled !== false) await service.runner.waitFor(await store.headPosition(), 60_000);
     const cpu = nodeCpu() - cpuBefore;
@@ -94,7 +95,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
     const hashCount = Math.ceil(40 * scale);
     const hashes = await serverCpu(hashCount, () => timed(hashCount, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
     const loginCount = Math.ceil(80 * scale);
-    const logins = await serverCpu(loginCount, () => load('/api/auth/login', { headers: headers(), bodies: users.map((u) => JSON.stringify(u)), requests: 80, concurrency: 8 }));
+    const logins = await serverCpu(loginCount, (start) => load('/api/auth/login', { headers: headers(), bodies: users.map((u) => JSON.stringify(u)), requests: 80, concurrency: 8, onStart: start }));
     rows.push([
       'POST /api/auth/login (8 connections)',
       logins.result,

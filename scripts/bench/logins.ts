@@ -3,14 +3,17 @@
  * server on core 0 (every thread), the load generator on core 1; argon2id hashes (the limit, 4 at
  * a time on the same pool), then rounds of password logins over HTTP (8 connections, 16 accounts),
  * each with the server's CPU a login (event loop and other threads), PostgreSQL's, and the SQL
- * statements a login sends (the most frequent listed with `--statements`). `--profile <file>`
- * writes a CPU profile (200 µs sampling) of the login rounds only.
- * Usage: npm run bench:logins [-- --rounds 3 --logins 80 --statements --profile /tmp/logins.cpuprofile]
+ * statements a login sends (the most frequent listed with `--statements`). `--breakdown` adds a
+ * round under the CPU profiler (200 µs sampling) and prints where its event loop's CPU went, by
+ * component (scripts/bench/cpu-breakdown.ts); `--profile <file>` also keeps that round's profile.
+ * Usage: npm run bench:logins [-- --rounds 3 --logins 80 --statements --breakdown --profile /tmp/logins.cpuprofile]
  */
 import { hash } from '@node-rs/argon2';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
+import { describeBreakdown, type CpuProfile } from './cpu-breakdown.ts';
+import { cpuProfiler } from './cpu-profile.ts';
 import { httpLoad } from './http-load.ts';
 import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
 import { BENCH_ADMIN, timed } from './service.ts';
@@ -45,28 +48,28 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
     const hashes = await serverCpu(HASHES, () => timed(HASHES, 4, () => hash(BENCH_ADMIN.password, OWASP_ARGON2ID)));
     console.log(`argon2id: ${fmt(hashes.result.perSecond, 1)} hashes/s, server CPU ${fmt(hashes.msEach, 1)} ms a hash`);
   }
-  const profiler = option('profile') ? new Session() : null;
-  if (profiler) {
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
-    await profiler.post('Profiler.start');
-  }
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    const logins = await serverCpu(LOGINS, () =>
-      httpLoad({ url, headers, bodies: users.map((u) => JSON.stringify(u)), requests: LOGINS, concurrency: 8, core: pinned ? 1 : undefined }),
+  const round = async (label: string) => {
+    const logins = await serverCpu(LOGINS, (start) =>
+      httpLoad({ url, headers, bodies: users.map((u) => JSON.stringify(u)), requests: LOGINS, concurrency: 8, core: pinned ? 1 : undefined }, start),
     );
     console.log(
-      `round ${round}: ${fmt(logins.result.perSecond, 1)} logins/s (${logins.result.failures} failed), p50 ${fmt(logins.result.p50)} ms; ` +
+      `${label}: ${fmt(logins.result.perSecond, 1)} logins/s (${logins.result.failures} failed), p50 ${fmt(logins.result.p50)} ms; ` +
         `server CPU ${fmt(logins.msEach, 1)} ms a login (event loop ${fmt(logins.loopMsEach, 2)}, other threads ${fmt(logins.msEach - logins.loopMsEach, 1)}), ` +
         `PostgreSQL ${fmt(logins.postgresMsEach, 2)} ms, ${fmt(logins.statementsEach, 1)} SQL statements`,
     );
     if (process.argv.includes('--statements')) console.log(statements.top(LOGINS, 30).join('\n'));
-  }
-  if (profiler) {
-    const { profile } = await profiler.post('Profiler.stop');
-    writeFileSync(option('profile')!, JSON.stringify(profile));
-    profiler.disconnect();
+    return logins;
+  };
+  for (let n = 1; n <= ROUNDS; n += 1) await round(`round ${n}`);
+  // The profiled round comes last, apart: the sampler costs CPU the measured rounds should not carry.
+  if (option('profile') || process.argv.includes('--breakdown')) {
+    const profiler = await cpuProfiler();
+    const logins = await round('profiled round');
+    const file = await profiler.stop(tmpdir(), `logins-${process.pid}`);
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    if (option('profile')) renameSync(file, option('profile')!);
+    else rmSync(file);
+    console.log(describeBreakdown(profile, logins.loopMsEach, 'login').join('\n'));
   }
 }
 

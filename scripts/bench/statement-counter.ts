@@ -6,11 +6,17 @@ import pg from 'pg';
  */
 export function countStatements() {
   const counts = new Map<string, number>();
+  // The key of each statement text, made once: the counting should cost the measured work little.
+  const keys = new Map<string, string>();
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const first = args[0];
     const text = typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '');
-    const key = text.replace(/\s+/g, ' ').trim().slice(0, 70);
+    let key = keys.get(text);
+    if (key === undefined) {
+      if (keys.size > 10_000) keys.clear();
+      keys.set(text, (key = text.replace(/\s+/g, ' ').trim().slice(0, 70)));
+    }
     counts.set(key, (counts.get(key) ?? 0) + 1);
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;

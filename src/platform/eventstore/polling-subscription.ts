@@ -1,9 +1,13 @@
 import type { RecordedEvent, SubscribeOptions, Subscription } from './port.ts';
 
+/** A page of the log and whether, when it was read, committed events lay past it that readers may not see yet. */
+export interface TailPage {
+  events: RecordedEvent[];
+  invisibleTail: boolean;
+}
+
 export interface PollingSource {
-  read(after: bigint | undefined, limit: number): Promise<RecordedEvent[]>;
-  /** Whether events exist past `after` that readers may not see yet. */
-  hasInvisibleTail(after: bigint): Promise<boolean>;
+  read(after: bigint | undefined, limit: number): Promise<TailPage>;
   /** A marker of the latest news; `waitForNews` returns at once if news came after it. */
   newsMarker(): number;
   /** Resolves on news after `since`, or after `timeoutMs`. */
@@ -39,18 +43,20 @@ export class PollingSubscription implements Subscription {
     while (!this.closed) {
       const marker = this.options.newsMarker();
       try {
-        const batch = await this.options.read(after, batchSize);
+        const { events: batch, invisibleTail } = await this.options.read(after, batchSize);
         if (this.closed) break;
         if (batch.length > 0) {
           await this.options.onEvents(batch);
           after = batch.at(-1)!.position;
           invisibleRetryMs = MIN_RETRY_MS;
           errorBackoffMs = 100;
-          continue;
+          // A full page: more may be visible already. A shorter one reached what its snapshot could
+          // see; anything committed since then was announced after `marker`, so the wait below ends at once.
+          if (batch.length === batchSize) continue;
         }
         // An older transaction still runs: its events (or others') will become visible shortly,
         // usually when an append commits and notifies, so news ends the pause early.
-        if (await this.options.hasInvisibleTail(after ?? 0n)) {
+        if (invisibleTail) {
           await Promise.race([this.pause(invisibleRetryMs), this.options.waitForNews(invisibleRetryMs, marker)]);
           invisibleRetryMs = Math.min(invisibleRetryMs * 2, MAX_RETRY_MS);
           continue;

@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
 /**
  * One LISTEN connection per store that wakes every waiting subscriber on NOTIFY. A generation
  * counter closes the gap between "read found nothing" and "started waiting": a notification in
  * between is not lost. If the connection fails, waits simply time out (the poll fallback).
+ * A notification carries its sender's id: this listener's own come back through PostgreSQL after
+ * `announce` already woke its waiters, and would only make them read the log again for nothing.
  */
 export class NotificationListener {
   private client: pg.Client | null = null;
@@ -13,6 +16,7 @@ export class NotificationListener {
   private closed = false;
   private notifying: Promise<void> | null = null;
   private notifyAgain = false;
+  private readonly senderId = randomUUID();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -50,7 +54,9 @@ export class NotificationListener {
 
   private async connect(): Promise<void> {
     const client = new pg.Client(this.pool.options);
-    client.on('notification', () => this.notifyAll());
+    client.on('notification', (message) => {
+      if (message.payload !== this.senderId) this.notifyAll();
+    });
     client.on('error', () => {
       if (this.client === client) this.client = null;
       client.end().catch(() => undefined);
@@ -87,7 +93,7 @@ export class NotificationListener {
       return;
     }
     this.notifying = this.pool
-      .query('select pg_notify($1, $2)', [this.channel, ''])
+      .query('select pg_notify($1, $2)', [this.channel, this.senderId])
       .then(
         () => undefined,
         () => undefined,

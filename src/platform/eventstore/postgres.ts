@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { IdempotencyConflictError, WrongExpectedVersionError } from './errors.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { NotificationListener } from './postgres-listener.ts';
-import { PollingSubscription } from './polling-subscription.ts';
+import { PollingSubscription, type TailPage } from './polling-subscription.ts';
 import type {
   AppendResult,
   EventStore,
@@ -203,24 +203,28 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * True when committed events exist beyond what readers may see yet (an older transaction is running).
-   * The last position, one step down the primary key: `exists (... where position > $1)` could be
-   * planned as a sequential scan (statistics of a young table), which walks every older event first
-   * (5 ms a call at 27k events in bench:eventstore).
+   * A subscription's page and, in the same snapshot, whether committed events lie beyond what
+   * readers may see yet (an older appender still runs): one statement where a page, the empty
+   * read after it and a separate check took three. The last position is one step down the
+   * primary key (`exists (... where position > $1)` could be planned as a sequential scan).
    */
-  private async hasInvisibleTail(afterPosition: bigint): Promise<boolean> {
-    const { rows } = await this.pool.query<{ pending: boolean | null }>(
-      'select max(position) > $1 as pending from events',
-      [afterPosition.toString()],
+  private async readTail(afterPosition: bigint | undefined, limit: number): Promise<TailPage> {
+    const after = afterPosition ?? 0n;
+    const { rows } = await this.pool.query<Partial<EventRow> & { last_position: string | null }>(
+      `select page.*, head.last_position
+         from (select max(position) as last_position from events) head
+         left join lateral events_read_all($1, $2) page on true`,
+      [after.toString(), limit],
     );
-    return rows[0]?.pending ?? false;
+    const events = rows[0]?.event_id ? rows.map((row) => toRecorded(row as EventRow)) : [];
+    const last = rows[0]?.last_position;
+    return { events, invisibleTail: last != null && BigInt(last) > (events.at(-1)?.position ?? after) };
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {
     return new PollingSubscription({
       ...options,
-      read: (after, limit) => this.readAll(after, limit),
-      hasInvisibleTail: (after) => this.hasInvisibleTail(after),
+      read: (after, limit) => this.readTail(after, limit),
       newsMarker: () => this.listener.current,
       waitForNews: (timeoutMs, since) => this.listener.wait(timeoutMs, since),
       pollIntervalMs: this.options.pollIntervalMs,

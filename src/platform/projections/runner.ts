@@ -132,7 +132,7 @@ export class ProjectionWorker {
       if (checkpoint >= last) return { save: null, result: { reached: checkpoint } }; // another runner applied it already
       await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
       return { save: last, result: { reached: last } };
-    }, saved);
+    }, saved, events.length);
     if ('rewindTo' in outcome) {
       this.logger.info({ projection: name, position: String(outcome.rewindTo) }, 'checkpoint moved back; rewinding');
       this.restarting = this.restartFrom(outcome.rewindTo);

@@ -231,3 +231,43 @@ describe('PostgreSQL event store under concurrent writers', () => {
     await grouped.close();
   });
 });
+
+describe('PostgreSQL event store: a live subscriber woken by an append', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  let reads = 0;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const query = db.pool.query.bind(db.pool) as (...args: unknown[]) => unknown;
+    (db.pool as { query: unknown }).query = (...args: unknown[]) => {
+      if (typeof args[0] === 'string' && /events_read_all|max\(position\)/.test(args[0])) reads += 1;
+      return query(...args);
+    };
+    // No poll within the test: every read is one a wake-up caused.
+    store = new PostgresEventStore(db.pool, { pollIntervalMs: 60_000 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  it('reads nothing after the page that delivered the event: no empty read, no separate check, no read for its own NOTIFY', async () => {
+    const readsAtDelivery: number[] = [];
+    const subscription = store.subscribeToAll({
+      after: await store.headPosition(),
+      onEvents: async (events) => void readsAtDelivery.push(...events.map(() => reads)),
+    });
+    // Settle: the LISTEN connection is up (its start wakes the subscriber once) and has heard a first append's NOTIFY.
+    await store.append(`settle-${newId()}`, [testEvent()]);
+    await expect.poll(() => readsAtDelivery.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    await store.append(`woken-${newId()}`, [testEvent()]);
+    await expect.poll(() => readsAtDelivery.length).toBe(2);
+    // Time for the append's NOTIFY to come back through PostgreSQL. Reads before the delivering one
+    // may retry while another database's appender holds the cluster-wide bound; none may follow it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reads).toBe(readsAtDelivery[1]);
+    await subscription.close();
+  });
+});

@@ -5,6 +5,7 @@ import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts
 import { SharedLogReader } from '../../../src/platform/eventstore/shared-log-reader.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { readCheckpoint } from '../../../src/platform/projections/checkpoints.ts';
+import { SMALL_TURN_EVENTS } from '../../../src/platform/projections/batch-groups.ts';
 import { defineProjection } from '../../../src/platform/projections/projection.ts';
 import { rebuildProjection } from '../../../src/platform/projections/rebuild.ts';
 import { ProjectionRunner } from '../../../src/platform/projections/runner.ts';
@@ -264,12 +265,23 @@ describe('projection runner', () => {
         expect(new Set(saved.rows.map((row) => row.writer)).size).toBeLessThan(names.length);
       }));
 
+    it('commit a turn of small batches in one transaction, whatever their groups', () =>
+      withTallies(async (runner) => {
+        const stream = `tally-acme.${newId()}`;
+        const { position } = await store.append(stream, [testEvent('Tallied'), testEvent('Tallied')]);
+        expect(await runner.waitFor(position, 10_000)).toBe(true);
+        const saved = await db.pool.query<{ writer: string }>('select xmin::text as writer from projection_checkpoints where name = any($1)', [names]);
+        expect(new Set(saved.rows.map((row) => row.writer)).size).toBe(1);
+      }));
+
     it('keep their groups: projections that committed together apply the next batch together, while the other group is still busy', () =>
       withTallies(async (runner) => {
         const writers = async (of: string[]) =>
           (await db.pool.query<{ name: string; writer: string }>('select name, xmin::text as writer from projection_checkpoints where name = any($1)', [of])).rows;
         const stream = `tally-acme.${newId()}`;
-        const start = await store.append(stream, [testEvent('Tallied')]);
+        // Batches too large for one group: the turn is split.
+        const large = () => Array.from({ length: SMALL_TURN_EVENTS }, () => testEvent('Tallied'));
+        const start = await store.append(stream, large());
         expect(await runner.waitFor(start.position, 10_000)).toBe(true);
         // The two groups of that batch: the first projection's, and the others.
         const all = await writers(names);
@@ -280,15 +292,15 @@ describe('projection runner', () => {
         // The first group's handlers hold its transaction open before anything is written (it has no
         // transaction id, so it hides no append from the log's readers); the other group goes on alone.
         const open = hold(busy);
-        const next = await store.append(stream, [testEvent('Tallied')]);
+        const next = await store.append(stream, large());
         expect(await runner.waitFor(next.position, 10_000, free)).toBe(true);
-        const last = await store.append(stream, [testEvent('Tallied')]);
+        const last = await store.append(stream, large());
         expect(await runner.waitFor(last.position, 10_000, free)).toBe(true);
         // Alone in their turn, they still share one transaction (they were once split in two).
         expect(new Set((await writers(free)).map((row) => row.writer)).size).toBe(1);
         open();
         expect(await runner.waitFor(last.position, 10_000)).toBe(true);
-        expect(await tallies(stream)).toEqual(Object.fromEntries(names.map((name) => [name, 3])));
+        expect(await tallies(stream)).toEqual(Object.fromEntries(names.map((name) => [name, 3 * SMALL_TURN_EVENTS])));
       }));
 
     it('let one failing projection retry on its own while the others apply the batch once', () =>
