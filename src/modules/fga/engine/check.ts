@@ -4,13 +4,16 @@ import type { RelationTuple, Subject } from '../tuple.ts';
 import { WILDCARD_ID, tupleToString } from '../tuple.ts';
 import type { RelationDefinition, TypeSystem } from '../typesystem.ts';
 import type { MaybePromise } from './maybe-async.ts';
-import { andThen, withCleanup } from './maybe-async.ts';
+import { andThen, isPromise } from './maybe-async.ts';
 import { Outcome, allOf, anyOf, butNot } from './outcome.ts';
 import type { ResolutionNode, Trace } from './resolution.ts';
 import { closeNode, openNode, recordOutcome } from './resolution.ts';
 import type { SubjectIdsQuery, TupleReader } from './tuple-reader.ts';
 
 export const DEFAULT_MAX_DEPTH = 25;
+
+/** Marks an object#relation being evaluated on the current path. */
+const ON_PATH = -1;
 
 export interface CheckOptions {
   /** Dispatches (userset and tuple-to-userset hops) allowed on one path; OpenFGA's resolve node limit. */
@@ -27,9 +30,12 @@ type UsersetType = RelationDefinition['usersetTypes'][number];
  * it stays synchronous as long as the reader answers synchronously.
  */
 export class CheckResolver {
-  private readonly memo = new RelationObjectMap<Outcome>();
-  /** object#relation pairs on the current evaluation path (cycle detection). */
-  private readonly path = new RelationObjectMap<true>();
+  /**
+   * Per object#relation: its answer once known (memo), or ON_PATH while it is being evaluated
+   * (cycle detection). One map for both: a check touches a few relations, and each map costs
+   * allocations on the hot path.
+   */
+  private readonly seen = new RelationObjectMap<Outcome | typeof ON_PATH>();
 
   constructor(
     private readonly typesystem: TypeSystem,
@@ -42,9 +48,9 @@ export class CheckResolver {
   resolve(objectType: string, objectId: string, relation: string, depth: number, trace?: Trace): MaybePromise<Outcome> {
     const definition = this.typesystem.relation(objectType, relation);
     if (!definition) return Outcome.denied;
-    const remembered = this.memo.get(definition, objectId);
-    if (remembered !== undefined) {
-      return noted(trace, definition, objectId, remembered, 'evaluated earlier in this check');
+    const seen = this.seen.get(definition, objectId);
+    if (seen !== undefined && seen !== ON_PATH) {
+      return noted(trace, definition, objectId, seen, 'evaluated earlier in this check');
     }
     if (depth >= this.options.maxDepth) {
       throw new FgaError(
@@ -52,22 +58,37 @@ export class CheckResolver {
         `resolution exceeded the maximum depth of ${this.options.maxDepth} at ${objectType}:${objectId}#${relation}`,
       );
     }
-    if (this.path.get(definition, objectId)) {
+    if (seen === ON_PATH) {
       return noted(trace, definition, objectId, Outcome.deniedByCycle, 'cycle detected');
     }
     const subject = this.subject;
     if (subject.relation === relation && subject.id === objectId && subject.type === objectType) {
       return noted(trace, definition, objectId, Outcome.allowed, 'the subject is this userset');
     }
-    this.path.set(definition, objectId, true);
-    const outcome = withCleanup(
-      () => this.evaluate(definition, definition.rewrite, objectId, depth, trace),
-      () => this.path.delete(definition, objectId),
+    this.seen.set(definition, objectId, ON_PATH);
+    // No closures while the reader answers synchronously (this runs a dozen times a check).
+    let outcome: MaybePromise<Outcome>;
+    try {
+      outcome = this.evaluate(definition, definition.rewrite, objectId, depth, trace);
+    } catch (error) {
+      this.seen.delete(definition, objectId);
+      throw error;
+    }
+    if (!isPromise(outcome)) return this.settle(definition, objectId, outcome);
+    return outcome.then(
+      (result) => this.settle(definition, objectId, result),
+      (error: unknown) => {
+        this.seen.delete(definition, objectId);
+        throw error;
+      },
     );
-    return andThen(outcome, (result) => {
-      if (result !== Outcome.deniedByCycle) this.memo.set(definition, objectId, result);
-      return result;
-    });
+  }
+
+  /** Leaves the path; remembers the answer unless a cycle cut it (such answers depend on the path). */
+  private settle(definition: RelationDefinition, objectId: string, outcome: Outcome): Outcome {
+    if (outcome === Outcome.deniedByCycle) this.seen.delete(definition, objectId);
+    else this.seen.set(definition, objectId, outcome);
+    return outcome;
   }
 
   private evaluate(
@@ -120,14 +141,14 @@ export class CheckResolver {
     const node = trace && openNode(trace, 'this', definition.name, `${definition.objectType}:${objectId}`);
     const sources: (RelationTuple | UsersetType)[] = this.grantingTuples(definition, objectId);
     for (const userset of definition.usersetTypes) sources.push(userset);
+    // Continuations are made only for a reader that answers later: the in-memory one answers now.
     const outcome = anyOf(sources, (source) => {
       if (isTuple(source)) {
-        return andThen(this.reader.hasTuple(source), (found) => (found ? grantedBy(node, source) : Outcome.denied));
+        const found = this.reader.hasTuple(source);
+        return isPromise(found) ? found.then((stored) => grantedIf(stored, node, source)) : grantedIf(found, node, source);
       }
       const query = subjectsQuery(definition.objectType, objectId, definition.name, source.type, source.relation);
-      return andThen(this.reader.readSubjectIds(query), (ids) =>
-        this.dispatchEach(ids, query, source.relation, depth, node),
-      );
+      return this.dispatchFound(this.reader.readSubjectIds(query), query, source.relation, depth, node);
     });
     return recordOutcome(node, outcome);
   }
@@ -161,11 +182,21 @@ export class CheckResolver {
       // A parent type without the computed relation cannot grant it (OpenFGA skips it too).
       if (!this.typesystem.relation(parentType, rewrite.computedUserset)) return Outcome.denied;
       const query = subjectsQuery(definition.objectType, objectId, rewrite.tupleset, parentType, undefined);
-      return andThen(this.reader.readSubjectIds(query), (ids) =>
-        this.dispatchEach(ids, query, rewrite.computedUserset, depth, node),
-      );
+      return this.dispatchFound(this.reader.readSubjectIds(query), query, rewrite.computedUserset, depth, node);
     });
     return recordOutcome(node, outcome);
+  }
+
+  /** dispatchEach over what a reader answered, now or later. */
+  private dispatchFound(
+    found: MaybePromise<Iterable<string>>,
+    query: SubjectIdsQuery,
+    relation: string,
+    depth: number,
+    node: ResolutionNode | undefined,
+  ): MaybePromise<Outcome> {
+    if (isPromise(found)) return found.then((ids) => this.dispatchEach(ids, query, relation, depth, node));
+    return this.dispatchEach(found, query, relation, depth, node);
   }
 
   /**
@@ -225,6 +256,11 @@ function noted(trace: Trace, definition: RelationDefinition, id: string, outcome
   const node = openNode(trace, definition.rewrite.type, definition.name, `${definition.objectType}:${id}`);
   if (node) node.note = note;
   return closeNode(node, outcome);
+}
+
+/** Allowed (noting the tuple on the trace) when the tuple is stored. */
+function grantedIf(stored: boolean, node: ResolutionNode | undefined, tuple: RelationTuple): Outcome {
+  return stored ? grantedBy(node, tuple) : Outcome.denied;
 }
 
 /** Marks the node with the tuple that granted access. */
