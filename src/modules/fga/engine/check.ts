@@ -21,6 +21,7 @@ export interface CheckOptions {
 }
 
 type TupleToUserset = Extract<RewriteNode, { type: 'tupleToUserset' }>;
+type SetOperation = Extract<RewriteNode, { type: 'union' | 'intersection' | 'exclusion' }>;
 type UsersetType = RelationDefinition['usersetTypes'][number];
 
 /**
@@ -98,41 +99,42 @@ export class CheckResolver {
     depth: number,
     trace: Trace,
   ): MaybePromise<Outcome> {
-    // Only traces need the object's text; the fast path builds no strings. (No named closures here
-    // either: the TypeScript loader wraps each in a costly name-keeping helper.)
-    const object = trace ? `${definition.objectType}:${objectId}` : '';
+    // The closures of set operations live in their own method: a function that makes closures
+    // allocates their context on every call, whichever case runs. (No named closures either: the
+    // TypeScript loader wraps each in a costly name-keeping helper.)
     switch (rewrite.type) {
       case 'this':
         return this.direct(definition, objectId, depth, trace);
       case 'computedUserset': {
-        const node = openNode(trace, 'computedUserset', rewrite.relation, object);
+        // Only traces need the object's text; the fast path builds no strings.
+        const node = trace && openNode(trace, 'computedUserset', rewrite.relation, `${definition.objectType}:${objectId}`);
         // Same object, other relation: no dispatch, so the depth does not grow (as in OpenFGA).
         const outcome = this.resolve(definition.objectType, objectId, rewrite.relation, depth, node?.children);
         return recordOutcome(node, outcome);
       }
       case 'tupleToUserset':
         return this.tupleToUserset(definition, rewrite, objectId, depth, trace);
-      case 'union': {
-        const node = openNode(trace, 'union', definition.name, object);
-        const children = node?.children;
-        const outcome = anyOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children));
-        return recordOutcome(node, outcome);
-      }
-      case 'intersection': {
-        const node = openNode(trace, 'intersection', definition.name, object);
-        const children = node?.children;
-        const outcome = allOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children));
-        return recordOutcome(node, outcome);
-      }
-      case 'exclusion': {
-        const node = openNode(trace, 'exclusion', definition.name, object);
-        const children = node?.children;
-        const outcome = butNot(
-          () => this.evaluate(definition, rewrite.base, objectId, depth, children),
-          () => this.evaluate(definition, rewrite.subtract, objectId, depth, children),
+      default:
+        return this.setOperation(definition, rewrite, objectId, depth, trace);
+    }
+  }
+
+  private setOperation(definition: RelationDefinition, rewrite: SetOperation, objectId: string, depth: number, trace: Trace): MaybePromise<Outcome> {
+    const node = trace && openNode(trace, rewrite.type, definition.name, `${definition.objectType}:${objectId}`);
+    const children = node?.children;
+    switch (rewrite.type) {
+      case 'union':
+        return recordOutcome(node, anyOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children)));
+      case 'intersection':
+        return recordOutcome(node, allOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children)));
+      case 'exclusion':
+        return recordOutcome(
+          node,
+          butNot(
+            () => this.evaluate(definition, rewrite.base, objectId, depth, children),
+            () => this.evaluate(definition, rewrite.subtract, objectId, depth, children),
+          ),
         );
-        return recordOutcome(node, outcome);
-      }
     }
   }
 
