@@ -2,7 +2,7 @@ import { FgaError } from '../errors.ts';
 import type { RewriteNode } from '../schema.ts';
 import type { RelationTuple, Subject } from '../tuple.ts';
 import { WILDCARD_ID, tupleToString } from '../tuple.ts';
-import type { RelationDefinition, TypeSystem } from '../typesystem.ts';
+import { SUBJECT_ITSELF, type RelationDefinition, type TYPED_WILDCARD, type TypeSystem } from '../typesystem.ts';
 import type { MaybePromise } from './maybe-async.ts';
 import { andThen, isPromise } from './maybe-async.ts';
 import { Outcome, allOf, anyOf, butNot } from './outcome.ts';
@@ -22,7 +22,6 @@ export interface CheckOptions {
 
 type TupleToUserset = Extract<RewriteNode, { type: 'tupleToUserset' }>;
 type SetOperation = Extract<RewriteNode, { type: 'union' | 'intersection' | 'exclusion' }>;
-type UsersetType = RelationDefinition['usersetTypes'][number];
 
 /**
  * Answers "does the subject have relation R on object O?" for one subject, with OpenFGA's
@@ -141,13 +140,12 @@ export class CheckResolver {
   /** Tuples written on object#relation: the subject itself, a wildcard of its type, or usersets containing it. */
   private direct(definition: RelationDefinition, objectId: string, depth: number, trace: Trace): MaybePromise<Outcome> {
     const node = trace && openNode(trace, 'this', definition.name, `${definition.objectType}:${objectId}`);
-    const sources: (RelationTuple | UsersetType)[] = this.grantingTuples(definition, objectId);
-    for (const userset of definition.usersetTypes) sources.push(userset);
     // Continuations are made only for a reader that answers later: the in-memory one answers now.
-    const outcome = anyOf(sources, (source) => {
-      if (isTuple(source)) {
-        const found = this.reader.hasTuple(source);
-        return isPromise(found) ? found.then((stored) => grantedIf(stored, node, source)) : grantedIf(found, node, source);
+    const outcome = anyOf(definition.directSources(this.subject), (source) => {
+      if (typeof source === 'string') {
+        const tuple = this.grantingTuple(definition, objectId, source);
+        const found = this.reader.hasTuple(tuple);
+        return isPromise(found) ? found.then((stored) => grantedIf(stored, node, tuple)) : grantedIf(found, node, tuple);
       }
       const query = subjectsQuery(definition.objectType, objectId, definition.name, source.type, source.relation);
       return this.dispatchFound(this.reader.readSubjectIds(query), query, source.relation, depth, node);
@@ -155,19 +153,12 @@ export class CheckResolver {
     return recordOutcome(node, outcome);
   }
 
-  /** The tuples that would grant the subject directly: itself (if its kind is allowed) and its type's wildcard. */
-  private grantingTuples(definition: RelationDefinition, objectId: string): RelationTuple[] {
-    const { objectType, name } = definition;
+  /** The tuple that would grant the subject directly: naming it, or its type's wildcard. */
+  private grantingTuple(definition: RelationDefinition, objectId: string, source: typeof SUBJECT_ITSELF | typeof TYPED_WILDCARD): RelationTuple {
     const subject = this.subject;
-    const tuples: RelationTuple[] = [];
-    if (definition.allowsSubject(subject)) {
-      tuples.push(tupleOf(objectType, objectId, name, subject.type, subject.id, subject.relation));
-    }
-    const plain = subject.relation === undefined && subject.id !== WILDCARD_ID;
-    if (plain && definition.wildcardTypes.includes(subject.type)) {
-      tuples.push(tupleOf(objectType, objectId, name, subject.type, WILDCARD_ID, undefined));
-    }
-    return tuples;
+    return source === SUBJECT_ITSELF
+      ? tupleOf(definition.objectType, objectId, definition.name, subject.type, subject.id, subject.relation)
+      : tupleOf(definition.objectType, objectId, definition.name, subject.type, WILDCARD_ID, undefined);
   }
 
   /** `computed from tupleset`: the subject's relation `computed` on every object written in `tupleset`. */
@@ -246,10 +237,6 @@ function subjectsQuery(
   subjectRelation: string | undefined,
 ): SubjectIdsQuery {
   return { objectType, objectId, relation, subjectType, subjectRelation };
-}
-
-function isTuple(source: RelationTuple | UsersetType): source is RelationTuple {
-  return 'subjectId' in source;
 }
 
 /** An answer found without evaluating the rewrite, shown on the trace as a leaf with the reason. */
