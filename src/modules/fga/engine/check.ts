@@ -15,6 +15,14 @@ export const DEFAULT_MAX_DEPTH = 25;
 /** Marks an object#relation being evaluated on the current path. */
 const ON_PATH = -1;
 
+/**
+ * Resolutions nested on one path at most. Dispatches are limited to maxDepth, but computed
+ * usersets on one object are not (as in OpenFGA), so a valid model can chain thousands of them;
+ * such a resolution is too deep all the same, and answering it before the stack runs out keeps
+ * the explained tree small enough to serialize (docs/performance.md, FGA check session 10).
+ */
+const MAX_PATH_LENGTH = 500;
+
 export interface CheckOptions {
   /** Dispatches (userset and tuple-to-userset hops) allowed on one path; OpenFGA's resolve node limit. */
   maxDepth: number;
@@ -36,6 +44,8 @@ export class CheckResolver {
    * allocations on the hot path.
    */
   private readonly seen = new RelationObjectMap<Outcome | typeof ON_PATH>();
+  /** Resolutions on the current path. */
+  private pathLength = 0;
 
   constructor(
     private readonly typesystem: TypeSystem,
@@ -65,27 +75,33 @@ export class CheckResolver {
     if (subject.relation === relation && subject.id === objectId && subject.type === objectType) {
       return noted(trace, definition, objectId, Outcome.allowed, 'the subject is this userset');
     }
+    if (this.pathLength >= MAX_PATH_LENGTH) throw new FgaError('MAX_DEPTH_EXCEEDED', 'resolution nests too deeply for this model');
     this.seen.set(definition, objectId, ON_PATH);
+    this.pathLength += 1;
     // No closures while the reader answers synchronously (this runs a dozen times a check).
     let outcome: MaybePromise<Outcome>;
     try {
       outcome = this.evaluate(definition, definition.rewrite, objectId, depth, trace);
     } catch (error) {
-      this.seen.delete(definition, objectId);
+      this.settle(definition, objectId, Outcome.deniedByCycle);
       throw error;
     }
     if (!isPromise(outcome)) return this.settle(definition, objectId, outcome);
     return outcome.then(
       (result) => this.settle(definition, objectId, result),
       (error: unknown) => {
-        this.seen.delete(definition, objectId);
+        this.settle(definition, objectId, Outcome.deniedByCycle);
         throw error;
       },
     );
   }
 
-  /** Leaves the path; remembers the answer unless a cycle cut it (such answers depend on the path). */
+  /**
+   * Leaves the path; remembers the answer unless a cycle cut it (such answers depend on the path)
+   * or it failed (settled as a cycle: nothing remembered).
+   */
   private settle(definition: RelationDefinition, objectId: string, outcome: Outcome): Outcome {
+    this.pathLength -= 1;
     if (outcome === Outcome.deniedByCycle) this.seen.delete(definition, objectId);
     else this.seen.set(definition, objectId, outcome);
     return outcome;
