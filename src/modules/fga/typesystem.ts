@@ -16,6 +16,8 @@ export class RelationDefinition {
   readonly usersetTypes: readonly { type: string; relation: string }[];
   /** Subject kinds allowed by the type restrictions: `user`, `user:*`, `group#member`. */
   private readonly allowedKinds: ReadonlySet<string>;
+  /** directSources' answers by subject kind. */
+  private readonly sourcesByKind = new Map<string, readonly DirectSource[]>();
 
   constructor(
     readonly objectType: string,
@@ -36,7 +38,32 @@ export class RelationDefinition {
   allowsSubject(subject: Subject): boolean {
     return this.allowedKinds.has(subjectKind(subject));
   }
+
+  /**
+   * What a check reads for `this` of this relation, in order, for a subject of its kind: the tuple
+   * naming the subject itself (when its kind may be written here), the typed wildcard (for a plain
+   * subject whose type may be written as `type:*`), then every userset type. Made once per
+   * subject kind (a model has few): checks read it for every relation they touch.
+   */
+  directSources(subject: Subject): readonly DirectSource[] {
+    const kind = subjectKind(subject);
+    const known = this.sourcesByKind.get(kind);
+    if (known) return known;
+    const sources: DirectSource[] = [];
+    if (this.allowedKinds.has(kind)) sources.push(SUBJECT_ITSELF);
+    const plain = subject.relation === undefined && subject.id !== WILDCARD_ID;
+    if (plain && this.wildcardTypes.includes(subject.type)) sources.push(TYPED_WILDCARD);
+    sources.push(...this.usersetTypes);
+    this.sourcesByKind.set(kind, sources);
+    return sources;
+  }
 }
+
+/** The tuple `object#relation@subject` itself. */
+export const SUBJECT_ITSELF = 'subject';
+/** The tuple `object#relation@type:*` of the subject's type. */
+export const TYPED_WILDCARD = 'wildcard';
+export type DirectSource = typeof SUBJECT_ITSELF | typeof TYPED_WILDCARD | { type: string; relation: string };
 
 /**
  * A validated authorization model. Build it once per model version (validation walks the whole

@@ -105,6 +105,13 @@ describe.each([
     const shallow = chain(6, { asyncReader, maxDepth: 4 }).engine;
     expect(await codeOf(shallow.check(checkOf('resource:1#a6@user:maria')))).toBe('MAX_DEPTH_EXCEEDED');
   });
+
+  it('answers MAX_DEPTH_EXCEEDED for computed usersets nested beyond 500 on one object, which no dispatch counts', async () => {
+    const relations = ['define r0: [user]', ...Array.from({ length: 600 }, (_, i) => `define r${i + 1}: r${i}`)];
+    const { engine } = engineFor(`model\n  schema 1.1\ntype user\ntype doc\n  relations\n${relations.map((line) => `    ${line}`).join('\n')}`, ['doc:d#r0@user:maria'], { asyncReader });
+    expect(await allowed(engine, 'doc:d#r499@user:maria')).toBe(true);
+    expect(await codeOf(engine.check(checkOf('doc:d#r500@user:maria')))).toBe('MAX_DEPTH_EXCEEDED');
+  });
 });
 
 describe('check semantics', () => {

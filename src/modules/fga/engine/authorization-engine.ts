@@ -7,6 +7,7 @@ import { withContextualTuples } from './contextual-reader.ts';
 import type { ExpandNode } from './expand.ts';
 import { expandRelation } from './expand.ts';
 import { listObjects } from './list-objects.ts';
+import { isPromise } from './maybe-async.ts';
 import { Outcome } from './outcome.ts';
 import { requireObjectId, requireRelation, requireSubject, requireValidTuples } from './request-validation.ts';
 import type { ResolutionNode } from './resolution.ts';
@@ -67,7 +68,9 @@ export class AuthorizationEngine {
     const reader = withContextualTuples(this.reader, request.contextualTuples);
     const resolver = new CheckResolver(this.typesystem, reader, subject, this.options);
     const trace: ResolutionNode[] | undefined = request.explain ? [] : undefined;
-    const outcome = await resolver.resolve(request.objectType, request.objectId, request.relation, 0, trace);
+    const resolved = resolver.resolve(request.objectType, request.objectId, request.relation, 0, trace);
+    // The in-memory index answers synchronously: no await (and its microtask) for a ready answer.
+    const outcome = isPromise(resolved) ? await resolved : resolved;
     const result: CheckResult = { allowed: outcome === Outcome.allowed };
     const root = trace?.[0];
     if (root) result.resolution = compactResolution(root);

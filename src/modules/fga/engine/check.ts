@@ -2,9 +2,9 @@ import { FgaError } from '../errors.ts';
 import type { RewriteNode } from '../schema.ts';
 import type { RelationTuple, Subject } from '../tuple.ts';
 import { WILDCARD_ID, tupleToString } from '../tuple.ts';
-import type { RelationDefinition, TypeSystem } from '../typesystem.ts';
+import { SUBJECT_ITSELF, type RelationDefinition, type TYPED_WILDCARD, type TypeSystem } from '../typesystem.ts';
 import type { MaybePromise } from './maybe-async.ts';
-import { andThen, withCleanup } from './maybe-async.ts';
+import { andThen, isPromise } from './maybe-async.ts';
 import { Outcome, allOf, anyOf, butNot } from './outcome.ts';
 import type { ResolutionNode, Trace } from './resolution.ts';
 import { closeNode, openNode, recordOutcome } from './resolution.ts';
@@ -12,13 +12,24 @@ import type { SubjectIdsQuery, TupleReader } from './tuple-reader.ts';
 
 export const DEFAULT_MAX_DEPTH = 25;
 
+/** Marks an object#relation being evaluated on the current path. */
+const ON_PATH = -1;
+
+/**
+ * Resolutions nested on one path at most. Dispatches are limited to maxDepth, but computed
+ * usersets on one object are not (as in OpenFGA), so a valid model can chain thousands of them;
+ * such a resolution is too deep all the same, and answering it before the stack runs out keeps
+ * the explained tree small enough to serialize (docs/performance.md, FGA check session 10).
+ */
+const MAX_PATH_LENGTH = 500;
+
 export interface CheckOptions {
   /** Dispatches (userset and tuple-to-userset hops) allowed on one path; OpenFGA's resolve node limit. */
   maxDepth: number;
 }
 
 type TupleToUserset = Extract<RewriteNode, { type: 'tupleToUserset' }>;
-type UsersetType = RelationDefinition['usersetTypes'][number];
+type SetOperation = Extract<RewriteNode, { type: 'union' | 'intersection' | 'exclusion' }>;
 
 /**
  * Answers "does the subject have relation R on object O?" for one subject, with OpenFGA's
@@ -27,9 +38,14 @@ type UsersetType = RelationDefinition['usersetTypes'][number];
  * it stays synchronous as long as the reader answers synchronously.
  */
 export class CheckResolver {
-  private readonly memo = new RelationObjectMap<Outcome>();
-  /** object#relation pairs on the current evaluation path (cycle detection). */
-  private readonly path = new RelationObjectMap<true>();
+  /**
+   * Per object#relation: its answer once known (memo), or ON_PATH while it is being evaluated
+   * (cycle detection). One map for both: a check touches a few relations, and each map costs
+   * allocations on the hot path.
+   */
+  private readonly seen = new RelationObjectMap<Outcome | typeof ON_PATH>();
+  /** Resolutions on the current path. */
+  private pathLength = 0;
 
   constructor(
     private readonly typesystem: TypeSystem,
@@ -42,9 +58,9 @@ export class CheckResolver {
   resolve(objectType: string, objectId: string, relation: string, depth: number, trace?: Trace): MaybePromise<Outcome> {
     const definition = this.typesystem.relation(objectType, relation);
     if (!definition) return Outcome.denied;
-    const remembered = this.memo.get(definition, objectId);
-    if (remembered !== undefined) {
-      return noted(trace, definition, objectId, remembered, 'evaluated earlier in this check');
+    const seen = this.seen.get(definition, objectId);
+    if (seen !== undefined && seen !== ON_PATH) {
+      return noted(trace, definition, objectId, seen, 'evaluated earlier in this check');
     }
     if (depth >= this.options.maxDepth) {
       throw new FgaError(
@@ -52,22 +68,43 @@ export class CheckResolver {
         `resolution exceeded the maximum depth of ${this.options.maxDepth} at ${objectType}:${objectId}#${relation}`,
       );
     }
-    if (this.path.get(definition, objectId)) {
+    if (seen === ON_PATH) {
       return noted(trace, definition, objectId, Outcome.deniedByCycle, 'cycle detected');
     }
     const subject = this.subject;
     if (subject.relation === relation && subject.id === objectId && subject.type === objectType) {
       return noted(trace, definition, objectId, Outcome.allowed, 'the subject is this userset');
     }
-    this.path.set(definition, objectId, true);
-    const outcome = withCleanup(
-      () => this.evaluate(definition, definition.rewrite, objectId, depth, trace),
-      () => this.path.delete(definition, objectId),
+    if (this.pathLength >= MAX_PATH_LENGTH) throw new FgaError('MAX_DEPTH_EXCEEDED', 'resolution nests too deeply for this model');
+    this.seen.set(definition, objectId, ON_PATH);
+    this.pathLength += 1;
+    // No closures while the reader answers synchronously (this runs a dozen times a check).
+    let outcome: MaybePromise<Outcome>;
+    try {
+      outcome = this.evaluate(definition, definition.rewrite, objectId, depth, trace);
+    } catch (error) {
+      this.settle(definition, objectId, Outcome.deniedByCycle);
+      throw error;
+    }
+    if (!isPromise(outcome)) return this.settle(definition, objectId, outcome);
+    return outcome.then(
+      (result) => this.settle(definition, objectId, result),
+      (error: unknown) => {
+        this.settle(definition, objectId, Outcome.deniedByCycle);
+        throw error;
+      },
     );
-    return andThen(outcome, (result) => {
-      if (result !== Outcome.deniedByCycle) this.memo.set(definition, objectId, result);
-      return result;
-    });
+  }
+
+  /**
+   * Leaves the path; remembers the answer unless a cycle cut it (such answers depend on the path)
+   * or it failed (settled as a cycle: nothing remembered).
+   */
+  private settle(definition: RelationDefinition, objectId: string, outcome: Outcome): Outcome {
+    this.pathLength -= 1;
+    if (outcome === Outcome.deniedByCycle) this.seen.delete(definition, objectId);
+    else this.seen.set(definition, objectId, outcome);
+    return outcome;
   }
 
   private evaluate(
@@ -77,74 +114,67 @@ export class CheckResolver {
     depth: number,
     trace: Trace,
   ): MaybePromise<Outcome> {
-    // Only traces need the object's text; the fast path builds no strings. (No named closures here
-    // either: the TypeScript loader wraps each in a costly name-keeping helper.)
-    const object = trace ? `${definition.objectType}:${objectId}` : '';
+    // The closures of set operations live in their own method: a function that makes closures
+    // allocates their context on every call, whichever case runs. (No named closures either: the
+    // TypeScript loader wraps each in a costly name-keeping helper.)
     switch (rewrite.type) {
       case 'this':
         return this.direct(definition, objectId, depth, trace);
       case 'computedUserset': {
-        const node = openNode(trace, 'computedUserset', rewrite.relation, object);
+        // Only traces need the object's text; the fast path builds no strings.
+        const node = trace && openNode(trace, 'computedUserset', rewrite.relation, `${definition.objectType}:${objectId}`);
         // Same object, other relation: no dispatch, so the depth does not grow (as in OpenFGA).
         const outcome = this.resolve(definition.objectType, objectId, rewrite.relation, depth, node?.children);
         return recordOutcome(node, outcome);
       }
       case 'tupleToUserset':
         return this.tupleToUserset(definition, rewrite, objectId, depth, trace);
-      case 'union': {
-        const node = openNode(trace, 'union', definition.name, object);
-        const children = node?.children;
-        const outcome = anyOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children));
-        return recordOutcome(node, outcome);
-      }
-      case 'intersection': {
-        const node = openNode(trace, 'intersection', definition.name, object);
-        const children = node?.children;
-        const outcome = allOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children));
-        return recordOutcome(node, outcome);
-      }
-      case 'exclusion': {
-        const node = openNode(trace, 'exclusion', definition.name, object);
-        const children = node?.children;
-        const outcome = butNot(
-          () => this.evaluate(definition, rewrite.base, objectId, depth, children),
-          () => this.evaluate(definition, rewrite.subtract, objectId, depth, children),
+      default:
+        return this.setOperation(definition, rewrite, objectId, depth, trace);
+    }
+  }
+
+  private setOperation(definition: RelationDefinition, rewrite: SetOperation, objectId: string, depth: number, trace: Trace): MaybePromise<Outcome> {
+    const node = trace && openNode(trace, rewrite.type, definition.name, `${definition.objectType}:${objectId}`);
+    const children = node?.children;
+    switch (rewrite.type) {
+      case 'union':
+        return recordOutcome(node, anyOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children)));
+      case 'intersection':
+        return recordOutcome(node, allOf(rewrite.children, (child) => this.evaluate(definition, child, objectId, depth, children)));
+      case 'exclusion':
+        return recordOutcome(
+          node,
+          butNot(
+            () => this.evaluate(definition, rewrite.base, objectId, depth, children),
+            () => this.evaluate(definition, rewrite.subtract, objectId, depth, children),
+          ),
         );
-        return recordOutcome(node, outcome);
-      }
     }
   }
 
   /** Tuples written on object#relation: the subject itself, a wildcard of its type, or usersets containing it. */
   private direct(definition: RelationDefinition, objectId: string, depth: number, trace: Trace): MaybePromise<Outcome> {
     const node = trace && openNode(trace, 'this', definition.name, `${definition.objectType}:${objectId}`);
-    const sources: (RelationTuple | UsersetType)[] = this.grantingTuples(definition, objectId);
-    for (const userset of definition.usersetTypes) sources.push(userset);
-    const outcome = anyOf(sources, (source) => {
-      if (isTuple(source)) {
-        return andThen(this.reader.hasTuple(source), (found) => (found ? grantedBy(node, source) : Outcome.denied));
+    // Continuations are made only for a reader that answers later: the in-memory one answers now.
+    const outcome = anyOf(definition.directSources(this.subject), (source) => {
+      if (typeof source === 'string') {
+        const tuple = this.grantingTuple(definition, objectId, source);
+        const found = this.reader.hasTuple(tuple);
+        return isPromise(found) ? found.then((stored) => grantedIf(stored, node, tuple)) : grantedIf(found, node, tuple);
       }
       const query = subjectsQuery(definition.objectType, objectId, definition.name, source.type, source.relation);
-      return andThen(this.reader.readSubjectIds(query), (ids) =>
-        this.dispatchEach(ids, query, source.relation, depth, node),
-      );
+      return this.dispatchFound(this.reader.readSubjectIds(query), query, source.relation, depth, node);
     });
     return recordOutcome(node, outcome);
   }
 
-  /** The tuples that would grant the subject directly: itself (if its kind is allowed) and its type's wildcard. */
-  private grantingTuples(definition: RelationDefinition, objectId: string): RelationTuple[] {
-    const { objectType, name } = definition;
+  /** The tuple that would grant the subject directly: naming it, or its type's wildcard. */
+  private grantingTuple(definition: RelationDefinition, objectId: string, source: typeof SUBJECT_ITSELF | typeof TYPED_WILDCARD): RelationTuple {
     const subject = this.subject;
-    const tuples: RelationTuple[] = [];
-    if (definition.allowsSubject(subject)) {
-      tuples.push(tupleOf(objectType, objectId, name, subject.type, subject.id, subject.relation));
-    }
-    const plain = subject.relation === undefined && subject.id !== WILDCARD_ID;
-    if (plain && definition.wildcardTypes.includes(subject.type)) {
-      tuples.push(tupleOf(objectType, objectId, name, subject.type, WILDCARD_ID, undefined));
-    }
-    return tuples;
+    return source === SUBJECT_ITSELF
+      ? tupleOf(definition.objectType, objectId, definition.name, subject.type, subject.id, subject.relation)
+      : tupleOf(definition.objectType, objectId, definition.name, subject.type, WILDCARD_ID, undefined);
   }
 
   /** `computed from tupleset`: the subject's relation `computed` on every object written in `tupleset`. */
@@ -161,11 +191,21 @@ export class CheckResolver {
       // A parent type without the computed relation cannot grant it (OpenFGA skips it too).
       if (!this.typesystem.relation(parentType, rewrite.computedUserset)) return Outcome.denied;
       const query = subjectsQuery(definition.objectType, objectId, rewrite.tupleset, parentType, undefined);
-      return andThen(this.reader.readSubjectIds(query), (ids) =>
-        this.dispatchEach(ids, query, rewrite.computedUserset, depth, node),
-      );
+      return this.dispatchFound(this.reader.readSubjectIds(query), query, rewrite.computedUserset, depth, node);
     });
     return recordOutcome(node, outcome);
+  }
+
+  /** dispatchEach over what a reader answered, now or later. */
+  private dispatchFound(
+    found: MaybePromise<Iterable<string>>,
+    query: SubjectIdsQuery,
+    relation: string,
+    depth: number,
+    node: ResolutionNode | undefined,
+  ): MaybePromise<Outcome> {
+    if (isPromise(found)) return found.then((ids) => this.dispatchEach(ids, query, relation, depth, node));
+    return this.dispatchEach(found, query, relation, depth, node);
   }
 
   /**
@@ -215,16 +255,17 @@ function subjectsQuery(
   return { objectType, objectId, relation, subjectType, subjectRelation };
 }
 
-function isTuple(source: RelationTuple | UsersetType): source is RelationTuple {
-  return 'subjectId' in source;
-}
-
 /** An answer found without evaluating the rewrite, shown on the trace as a leaf with the reason. */
 function noted(trace: Trace, definition: RelationDefinition, id: string, outcome: Outcome, note: string): Outcome {
   if (!trace) return outcome; // memo hits are frequent: build nothing when not tracing
   const node = openNode(trace, definition.rewrite.type, definition.name, `${definition.objectType}:${id}`);
   if (node) node.note = note;
   return closeNode(node, outcome);
+}
+
+/** Allowed (noting the tuple on the trace) when the tuple is stored. */
+function grantedIf(stored: boolean, node: ResolutionNode | undefined, tuple: RelationTuple): Outcome {
+  return stored ? grantedBy(node, tuple) : Outcome.denied;
 }
 
 /** Marks the node with the tuple that granted access. */

@@ -22,14 +22,9 @@ interface Family {
 class FamilyIndex {
   private readonly families = new Map<string, Map<string, Map<string, Map<string, Family>>>>();
 
-  get(names: FamilyNames, outerId: string): Iterable<string> | undefined {
-    const inner = this.family(names)?.ids.get(outerId);
-    return typeof inner === 'string' ? [inner] : inner;
-  }
-
-  has(names: FamilyNames, outerId: string, innerId: string): boolean {
-    const inner = this.family(names)?.ids.get(outerId);
-    return typeof inner === 'string' ? inner === innerId : (inner?.has(innerId) ?? false);
+  /** The family of four names (no array or key built: lookups are the engine's inner loop). */
+  find(first: string, second: string, third: string, fourth: string): Family | undefined {
+    return this.families.get(first)?.get(second)?.get(third)?.get(fourth);
   }
 
   add(names: FamilyNames, tuple: RelationTuple, outerId: string, innerId: string): boolean {
@@ -84,11 +79,11 @@ class FamilyIndex {
   private family(names: FamilyNames, creatingFrom: RelationTuple): Family;
   private family(names: FamilyNames, creatingFrom?: RelationTuple): Family | undefined {
     const [first, second, third, fourth] = names;
+    const found = this.find(first, second, third, fourth);
+    if (found || !creatingFrom) return found;
     let level1 = this.families.get(first);
     let level2 = level1?.get(second);
     let level3 = level2?.get(third);
-    const found = level3?.get(fourth);
-    if (found || !creatingFrom) return found;
     if (!level1) this.families.set(first, (level1 = new Map()));
     if (!level2) level1.set(second, (level2 = new Map()));
     if (!level3) level2.set(third, (level3 = new Map()));
@@ -112,6 +107,12 @@ function objectsFamily({ objectType, relation, subjectType, subjectRelation }: N
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** The inner ids of one outer id in a family (a lone id as a one-element list). */
+function idsOf(family: Family | undefined, outerId: string): Iterable<string> {
+  const inner = family?.ids.get(outerId);
+  return typeof inner === 'string' ? [inner] : (inner ?? NONE);
+}
 
 /**
  * In-memory tuple index in both directions (object -> subjects for check and expand, subject ->
@@ -164,14 +165,17 @@ export class MemoryTupleStore implements TupleReader {
   }
 
   readSubjectIds(query: SubjectIdsQuery): Iterable<string> {
-    return this.subjects.get(subjectsFamily(query), query.objectId) ?? NONE;
+    const family = this.subjects.find(query.objectType, query.relation, query.subjectType, query.subjectRelation ?? '');
+    return idsOf(family, query.objectId);
   }
 
   readObjectIds(query: ObjectIdsQuery): Iterable<string> {
-    return this.objects.get(objectsFamily(query), query.subjectId) ?? NONE;
+    const family = this.objects.find(query.subjectType, query.subjectRelation ?? '', query.objectType, query.relation);
+    return idsOf(family, query.subjectId);
   }
 
   hasTuple(tuple: RelationTuple): boolean {
-    return this.subjects.has(subjectsFamily(tuple), tuple.objectId, tuple.subjectId);
+    const inner = this.subjects.find(tuple.objectType, tuple.relation, tuple.subjectType, tuple.subjectRelation ?? '')?.ids.get(tuple.objectId);
+    return typeof inner === 'string' ? inner === tuple.subjectId : (inner?.has(tuple.subjectId) ?? false);
   }
 }
