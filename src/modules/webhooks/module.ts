@@ -36,6 +36,8 @@ export interface WebhooksModuleDeps {
   adminEmails(tenant: string): Promise<string[]>;
   retrySchedule: number[];
   timeoutMs: number;
+  /** IAM_OUTBOUND_PROBE_INTERVAL_MS: how often a failing target is probed with one of its held deliveries. */
+  probeIntervalMs: number;
   metrics: OutboundMetrics;
   logger: Logger;
 }
