@@ -92,6 +92,15 @@ async function main(): Promise<void> {
     console.log(
       `exactly once per event and subscription: ${missing === 0 && report.duplicated === 0 ? 'yes' : 'NO'} (${fmt(report.distinct)} of ${fmt(expected)} arrived, ${fmt(missing)} missing, ${fmt(report.duplicated)} more than once)`,
     );
+    if (missing > 0) {
+      // Where the missing ones stopped: events with no delivery row, and whether the consumer group recorded them applied.
+      const { rows: lost } = await bench.db.pool.query<{ in_inbox: string; not_in_inbox: string }>(
+        `select count(*) filter (where i.event_id is not null) as in_inbox, count(*) filter (where i.event_id is null) as not_in_inbox
+           from events e left join inbox i on i.event_id = e.event_id::text and i.group_id like '%.webhooks'
+          where e.type = 'LoginFailed' and not exists (select from outbound_deliveries d where d.feature = 'webhooks' and d.event_id = e.event_id::text)`,
+      );
+      console.log(`  events without a delivery row: ${lost[0]!.in_inbox} applied by the consumer group, ${lost[0]!.not_in_inbox} never applied`);
+    }
     console.log(`signatures checked by the receiver (one arrival in 100): ${fmt(report.signatures.valid)} of ${fmt(report.signatures.checked)} valid`);
     console.log(`TLS connections the receiver accepted: ${fmt(report.connections.accepted)} (${fmt(report.connections.resumed)} resumed sessions)`);
     // Costs per delivery that a loaded machine does not skew: each process's CPU, and SQL statements.
@@ -140,15 +149,16 @@ interface TableWrites {
 const QUEUE_TABLES = ['outbound_deliveries', 'outbound_attempts', 'outbound_targets', 'inbox'];
 
 async function tableWrites(pool: Pool): Promise<TableWrites> {
-  // The statistics reach the shared counters about once a second after each transaction.
-  await sleep(1_500);
-  const { rows } = await pool.query<{ relname: string; ins: string; upd: string; hot: string; del: string; wal: string }>(
-    `select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del, pg_current_wal_lsn() - '0/0'::pg_lsn as wal
-       from pg_stat_user_tables where relname = any($1)`,
+  const wal = (await pool.query<{ wal: string }>("select pg_current_wal_lsn() - '0/0'::pg_lsn as wal")).rows[0]!.wal;
+  // Backends hand their row counts to the shared statistics at most once a second, and an idle one
+  // within 10 s.
+  await sleep(11_000);
+  const { rows } = await pool.query<{ relname: string; ins: string; upd: string; hot: string; del: string }>(
+    `select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del from pg_stat_user_tables where relname = any($1)`,
     [QUEUE_TABLES],
   );
   return {
-    wal: BigInt(Math.round(Number(rows[0]?.wal ?? 0))),
+    wal: BigInt(Math.round(Number(wal))),
     tables: new Map(rows.map((row) => [row.relname, { ins: Number(row.ins), upd: Number(row.upd), hot: Number(row.hot), del: Number(row.del) }])),
   };
 }

@@ -280,7 +280,7 @@ export class OutboundEngine {
       const ours = <T extends { eventId: string }>(items: T[]) => items.filter((item) => fresh.has(item.eventId));
       kept = {
         delivered: await this.queue.insertDelivered(tx, delivered.filter((attempt) => fresh.has(attempt.delivery.eventId))),
-        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS))),
+        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, { leasedUntil: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS) })),
         queued: (await this.queue.enqueue(tx, ours(queued), now)).length,
       };
     });

@@ -170,17 +170,19 @@ export class OutboundQueue {
   /**
    * Inside the consumer's inbox transaction: a delivery per event and target, once. Answers the new
    * rows' ids. With `leasedUntil` the rows are born claimed (an attempt of this instance is under
-   * way, the consumer's own): due again only when the lease ends. Without, a delivery to a target
+   * way, the consumer's own): due again only when the lease ends. Otherwise a delivery to a target
    * whose circuit is open (it failed an attempt and has not answered since) is held: it waits,
-   * without an attempt, until a probe of the target gets through (claimDue).
+   * without an attempt, until a probe of the target gets through (claimDue); with `attemptNow`
+   * (an administrator's test event) it is due at once all the same.
    */
-  async enqueue(tx: Queryable, deliveries: NewDelivery[], now: Date, leasedUntil: Date | null = null): Promise<string[]> {
+  async enqueue(tx: Queryable, deliveries: NewDelivery[], now: Date, options: { leasedUntil?: Date; attemptNow?: boolean } = {}): Promise<string[]> {
     if (deliveries.length === 0) return [];
+    const leasedUntil = options.leasedUntil ?? null;
     const [payloads, payloadPlaces] = payloadColumns(deliveries);
     const { rows } = await tx.query<{ id: string }>(
       `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, leased_until, created_at, updated_at)
        select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, ($10::text[])[d.payload], 'pending',
-              case when $9::timestamptz is null and t.failing_since is not null then 'infinity' else $2::timestamptz end, $9, $2, $2
+              case when $9::timestamptz is null and not $11 and t.failing_since is not null then 'infinity' else $2::timestamptz end, $9, $2, $2
          from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
               as d (id, tenant_id, target_id, event_id, event_type, payload)
          left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
@@ -197,6 +199,7 @@ export class OutboundQueue {
         payloadPlaces,
         leasedUntil,
         payloads,
+        options.attemptNow ?? false,
       ],
     );
     return rows.map((row) => row.id);

@@ -164,7 +164,7 @@ describe('outbound delivery queue', () => {
 
     // A delivery still unanswered is queued under the consumer's lease: no worker claims it before the lease ends.
     const leaseEnd = new Date(now.getTime() + 60_000);
-    expect(await queue.enqueue(db.pool, [again!], now, leaseEnd)).toEqual([again!.id]);
+    expect(await queue.enqueue(db.pool, [again!], now, { leasedUntil: leaseEnd })).toEqual([again!.id]);
     expect(await queue.claim(now, 10, 60_000)).toEqual([]);
     expect((await queue.claim(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
   });
@@ -201,6 +201,11 @@ describe('outbound delivery queue', () => {
     expect(await heldOf(queue, 'down')).toHaveLength(4);
     expect(await heldOf(queue, 'up')).toEqual([]);
     expect((await queue.claim(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['up']);
+    // An administrator's test event is not held: it is how one checks a receiver.
+    const [testEvent] = await queue.enqueue(db.pool, deliveries(1, 'down'), now, { attemptNow: true });
+    const [tested, ...others] = await queue.claim(now, 10, 60_000);
+    expect([tested!.id, others]).toEqual([testEvent, []]);
+    await recordFailure(queue, tested!, new Date(now.getTime() + 3_600_000), now);
     const held = (await heldOf(queue, 'down')).map((entry) => entry.id);
 
     // Its probe comes after the interval: one held delivery, its first attempt; then none until the next interval.
@@ -219,10 +224,10 @@ describe('outbound delivery queue', () => {
     // The second probe gets through: the held rows are claimable as they are (no row rewritten), the retries made due.
     const stillHeld = held.filter((id) => id !== probe!.id && id !== secondProbe!.id);
     const before = await versions(stillHeld);
-    expect(await queue.recordDelivered([deliveredNow(secondProbe!, nextProbeTime)])).toBe(2);
+    expect(await queue.recordDelivered([deliveredNow(secondProbe!, nextProbeTime)])).toBe(3);
     expect(await versions(stillHeld)).toEqual(before);
     const drained = await queue.claim(nextProbeTime, 10, 60_000);
-    expect(drained.map((d) => d.id).sort()).toEqual([...stillHeld, first!.id, probe!.id].sort());
+    expect(drained.map((d) => d.id).sort()).toEqual([...stillHeld, first!.id, probe!.id, testEvent!].sort());
     expect(drained.filter((d) => stillHeld.includes(d.id)).map((d) => d.attempt)).toEqual([1, 1]);
     // New deliveries are no longer held.
     const [fresh] = await queue.enqueue(db.pool, deliveries(1, 'down'), nextProbeTime);
