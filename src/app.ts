@@ -151,6 +151,7 @@ export async function buildService(infra: Infrastructure) {
     adminEmails: async (tenant) => (await users.queries.list(tenant, { page: 1, limit: 100, role: 'admin', status: 'active' })).items.map((user) => user.email),
     retrySchedule: config.IAM_WEBHOOK_RETRY_SCHEDULE,
     timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    probeIntervalMs: config.IAM_OUTBOUND_PROBE_INTERVAL_MS,
     metrics: outboundMetrics,
     logger,
   });
@@ -173,6 +174,7 @@ export async function buildService(infra: Infrastructure) {
     retryBaseMs: config.IAM_LOG_STREAM_RETRY_BASE_MS,
     platformAUrl: config.IAM_LOG_PLATFORM_A_URL,
     timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    probeIntervalMs: config.IAM_OUTBOUND_PROBE_INTERVAL_MS,
     metrics: outboundMetrics,
     logger,
   });

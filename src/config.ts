@@ -43,6 +43,11 @@ const configSchema = z
     /** Requests sent ahead on one keep-alive connection to a receiver (HTTP/1.1 pipelining); 1 turns it off. */
     IAM_OUTBOUND_PIPELINED: z.coerce.number().int().min(1).max(64).default(8),
     /**
+     * While a receiver fails (an attempt failed and none got through since), its new deliveries wait
+     * without an attempt; one of them is sent this often to see whether it answers again.
+     */
+    IAM_OUTBOUND_PROBE_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5_000),
+    /**
      * A PEM file of certificates outbound deliveries trust beside the public roots (a private CA, a
      * test receiver's self-signed certificate). Read at start; NODE_EXTRA_CA_CERTS works as well.
      */

@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     console.log(`load average at start: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
 
     const statements = countStatements();
+    const writesBefore = await tableWrites(bench.db.pool);
     const postgresCpuSeconds = await postgresCpu(bench.db.pool);
     const postgresBefore = postgresCpuSeconds();
     const cpuBefore = process.cpuUsage();
@@ -91,6 +92,15 @@ async function main(): Promise<void> {
     console.log(
       `exactly once per event and subscription: ${missing === 0 && report.duplicated === 0 ? 'yes' : 'NO'} (${fmt(report.distinct)} of ${fmt(expected)} arrived, ${fmt(missing)} missing, ${fmt(report.duplicated)} more than once)`,
     );
+    if (missing > 0) {
+      // Where the missing ones stopped: events with no delivery row, and whether the consumer group recorded them applied.
+      const { rows: lost } = await bench.db.pool.query<{ in_inbox: string; not_in_inbox: string }>(
+        `select count(*) filter (where i.event_id is not null) as in_inbox, count(*) filter (where i.event_id is null) as not_in_inbox
+           from events e left join inbox i on i.event_id = e.event_id::text and i.group_id like '%.webhooks'
+          where e.type = 'LoginFailed' and not exists (select from outbound_deliveries d where d.feature = 'webhooks' and d.event_id = e.event_id::text)`,
+      );
+      console.log(`  events without a delivery row: ${lost[0]!.in_inbox} applied by the consumer group, ${lost[0]!.not_in_inbox} never applied`);
+    }
     console.log(`signatures checked by the receiver (one arrival in 100): ${fmt(report.signatures.valid)} of ${fmt(report.signatures.checked)} valid`);
     console.log(`TLS connections the receiver accepted: ${fmt(report.connections.accepted)} (${fmt(report.connections.resumed)} resumed sessions)`);
     // Costs per delivery that a loaded machine does not skew: each process's CPU, and SQL statements.
@@ -103,6 +113,7 @@ async function main(): Promise<void> {
         `${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`,
     );
     for (const line of statements.top(delivered)) console.log(line);
+    await printTableWrites(bench.db.pool, writesBefore, delivered);
     // Where the time went: from the event to its first send (the consumer's own attempt) or its queue
     // row (relay, bus, fan-out), then to the answer being recorded, for deliveries settled at the first attempt.
     const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number; first: string }>(
@@ -127,6 +138,42 @@ async function main(): Promise<void> {
     await bench.close();
     await receiver.close();
   }
+}
+
+/** What PostgreSQL wrote for the queue: rows per table (inserted, updated, of which HOT) and WAL bytes. */
+interface TableWrites {
+  wal: bigint;
+  tables: Map<string, { ins: number; upd: number; hot: number; del: number }>;
+}
+
+const QUEUE_TABLES = ['outbound_deliveries', 'outbound_attempts', 'outbound_targets', 'inbox'];
+
+async function tableWrites(pool: Pool): Promise<TableWrites> {
+  const wal = (await pool.query<{ wal: string }>("select pg_current_wal_lsn() - '0/0'::pg_lsn as wal")).rows[0]!.wal;
+  // Backends hand their row counts to the shared statistics at most once a second, and an idle one
+  // within 10 s.
+  await sleep(11_000);
+  const { rows } = await pool.query<{ relname: string; ins: string; upd: string; hot: string; del: string }>(
+    `select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del from pg_stat_user_tables where relname = any($1)`,
+    [QUEUE_TABLES],
+  );
+  return {
+    wal: BigInt(Math.round(Number(wal))),
+    tables: new Map(rows.map((row) => [row.relname, { ins: Number(row.ins), upd: Number(row.upd), hot: Number(row.hot), del: Number(row.del) }])),
+  };
+}
+
+/** Rows written per delivery in each queue table, and WAL bytes per delivery (all of it: the generator's appends and the projections included). */
+async function printTableWrites(pool: Pool, before: TableWrites, delivered: number): Promise<void> {
+  const after = await tableWrites(pool);
+  const per = (n: number) => fmt(n / delivered, 3);
+  const lines = QUEUE_TABLES.flatMap((table) => {
+    const a = after.tables.get(table);
+    const b = before.tables.get(table) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
+    if (!a) return [];
+    return [`${table} ${per(a.ins - b.ins)} inserted, ${per(a.upd - b.upd)} updated (${per(a.hot - b.hot)} HOT), ${per(a.del - b.del)} deleted`];
+  });
+  console.log(`rows per delivery: ${lines.join('; ')}; WAL ${fmt(Number(after.wal - before.wal) / delivered, 0)} bytes per delivery in all`);
 }
 
 /**

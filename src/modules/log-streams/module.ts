@@ -40,6 +40,8 @@ export interface LogStreamsModuleDeps {
   retryBaseMs: number;
   platformAUrl: string | undefined;
   timeoutMs: number;
+  /** IAM_OUTBOUND_PROBE_INTERVAL_MS: how often a failing target is probed with one of its held deliveries. */
+  probeIntervalMs: number;
   metrics: OutboundMetrics;
   logger: Logger;
 }

@@ -36,6 +36,8 @@ export interface WebhooksModuleDeps {
   adminEmails(tenant: string): Promise<string[]>;
   retrySchedule: number[];
   timeoutMs: number;
+  /** IAM_OUTBOUND_PROBE_INTERVAL_MS: how often a failing target is probed with one of its held deliveries. */
+  probeIntervalMs: number;
   metrics: OutboundMetrics;
   logger: Logger;
 }
@@ -111,7 +113,8 @@ export function webhooksModule(deps: WebhooksModuleDeps) {
       const eventId = newId();
       const now = deps.clock.now();
       const payload = webhookBody(eventId, TEST_WEBHOOK_TYPE, now.toISOString(), { webhookId, message: 'This is a test event' });
-      const [deliveryId] = await engine.queue.enqueue(deps.pool, [{ tenantId: tenant, targetId: webhookId, eventId, eventType: TEST_WEBHOOK_TYPE, payload }], now);
+      // Sent at once even while the subscription's circuit is open: a test event is how one checks a receiver.
+      const [deliveryId] = await engine.queue.enqueue(deps.pool, [{ tenantId: tenant, targetId: webhookId, eventId, eventType: TEST_WEBHOOK_TYPE, payload }], now, { attemptNow: true });
       engine.wake();
       return asLogEntry((await engine.queue.get(tenant, webhookId, deliveryId!))!);
     },

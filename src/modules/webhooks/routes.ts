@@ -53,14 +53,16 @@ const deliverySchema = z.object({
   id: z.string(),
   eventId: z.string(),
   eventType: z.string(),
-  attempt: z.number().int(),
-  status: z.enum(['pending', 'retrying', 'delivered', 'failed']),
+  attempt: z.number().int().describe('attempts made; 0 while it waits held by the subscription\'s open circuit'),
+  status: z
+    .enum(['pending', 'retrying', 'delivered', 'failed'])
+    .describe('pending: not attempted yet (with nextAttemptAt null, held while the subscription fails: one held delivery is sent as a probe every few seconds, and all go once one gets through)'),
   responseStatus: z.number().int().nullable(),
   responseBody: z.string().nullable().describe('the first 1 KB of the last answer'),
   durationMs: z.number().nullable(),
   error: z.string().nullable(),
   createdAt: z.string(),
-  nextAttemptAt: z.string().nullable(),
+  nextAttemptAt: z.string().nullable().describe('null once settled, and while held by the subscription\'s open circuit'),
 });
 
 /** /api/webhooks (manage:webhooks; decisions.md, Webhooks). */

@@ -6,7 +6,6 @@ import type { Clock } from '../clock.ts';
 import type { Pool } from '../db/pool.ts';
 import { GroupCommitter } from '../eventstore/group-commit.ts';
 import { NotificationListener } from '../eventstore/postgres-listener.ts';
-import { newId } from '../ids.ts';
 import type { AttemptResult, HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
 import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type FailedAttempt, type NewDelivery } from './queue.ts';
@@ -87,6 +86,11 @@ export interface OutboundEngineOptions {
    * unanswered ones to the queue (as leased rows) and commits the batch.
    */
   consumerWaitMs?: number;
+  /**
+   * While a target's circuit is open (it failed an attempt and has not answered since), its new
+   * deliveries wait without an attempt and one of them is sent this often as a probe.
+   */
+  probeIntervalMs?: number;
 }
 
 const LEASE_MARGIN_MS = 30_000;
@@ -146,6 +150,7 @@ export class OutboundEngine {
   private readonly recorder: GroupCommitter<SettledAttempt, number>;
   private readonly pollMs: number;
   private readonly consumerWaitMs: number;
+  private readonly probeIntervalMs: number;
   /**
    * Targets the consumer only enqueues for: one of its attempts failed, or none was answered by the
    * end of its wait. A delivered attempt of the target (in this instance) takes it off the list.
@@ -157,6 +162,7 @@ export class OutboundEngine {
     this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
     this.consumerWaitMs = options.consumerWaitMs ?? 5_000;
+    this.probeIntervalMs = options.probeIntervalMs ?? 5_000;
     this.news = new NotificationListener(options.pool, `outbound_${options.channel.name}`);
     // Every attempt in flight listens to it (up to `concurrency` at once).
     setMaxListeners(0, this.stopping.signal);
@@ -188,7 +194,7 @@ export class OutboundEngine {
     const eventMemo = new BatchMemo(events);
     const fannedOut = new Map<string, ClaimedDelivery[]>();
     for (const event of events) {
-      const deliveries = (await channel.fanOut(event, eventMemo)).map((delivery) => ({ ...delivery, eventId: event.id, id: newId(), attempt: 1 }));
+      const deliveries = (await channel.fanOut(event, eventMemo)).map((delivery) => ({ ...delivery, eventId: event.id, id: this.queue.idOf(delivery.targetId, event.id), attempt: 1 }));
       if (deliveries.length > 0) fannedOut.set(event.id, deliveries);
     }
     // Events that cause no delivery need no inbox row: a redelivery fans them out again, to nothing.
@@ -274,7 +280,7 @@ export class OutboundEngine {
       const ours = <T extends { eventId: string }>(items: T[]) => items.filter((item) => fresh.has(item.eventId));
       kept = {
         delivered: await this.queue.insertDelivered(tx, delivered.filter((attempt) => fresh.has(attempt.delivery.eventId))),
-        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS))),
+        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, { leasedUntil: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS) })),
         queued: (await this.queue.enqueue(tx, ours(queued), now)).length,
       };
     });
@@ -346,7 +352,7 @@ export class OutboundEngine {
       const free = Math.min(this.concurrency - this.sending, this.concurrency * (1 + UNRECORDED_PER_SLOT) - this.inFlight.size);
       let claimed: ClaimedDelivery[] = [];
       if (free > 0 && (this.sending === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
-        claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS).catch((error: unknown) => {
+        claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS, this.probeIntervalMs).catch((error: unknown) => {
           this.options.logger.error({ err: error, channel: this.options.channel.name }, 'claiming due deliveries failed');
           return [];
         });
@@ -384,7 +390,7 @@ export class OutboundEngine {
     const failed = group.flatMap((settled) => ('failed' in settled ? [settled.failed] : []));
     // A target that recovered had its waiting retries made due: look for them now.
     if ((await this.queue.recordDelivered(delivered)) > 0) this.wake();
-    const failedDeliveries = await this.queue.recordFailures(failed);
+    const failedDeliveries = await this.queue.recordFailures(failed, this.probeIntervalMs);
     return group.map((settled) => ('failed' in settled ? (failedDeliveries.get(settled.failed.delivery.targetId) ?? 0) : 0));
   }
 

@@ -1,5 +1,6 @@
+import { v5 } from 'uuid';
 import type { Pool, Queryable } from '../db/pool.ts';
-import { isUuid, newId } from '../ids.ts';
+import { isUuid } from '../ids.ts';
 import type { AttemptResult } from './https-client.ts';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
@@ -45,7 +46,8 @@ interface DeliveryRow {
   last_duration_ms: number | null;
   last_error: string | null;
   created_at: Date;
-  next_attempt_at: Date | null;
+  /** Infinity (pg's reading of 'infinity') while the delivery is held by its target's open circuit. */
+  next_attempt_at: Date | number | null;
 }
 
 const toRecord = (row: DeliveryRow): DeliveryRecord => ({
@@ -59,7 +61,8 @@ const toRecord = (row: DeliveryRow): DeliveryRecord => ({
   durationMs: row.last_duration_ms,
   error: row.last_error,
   createdAt: row.created_at.toISOString(),
-  nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
+  // A held delivery has no time of its own: it goes when its target answers a probe.
+  nextAttemptAt: row.next_attempt_at === null || typeof row.next_attempt_at === 'number' ? null : row.next_attempt_at.toISOString(),
 });
 
 export interface TargetStats {
@@ -82,8 +85,8 @@ export interface FailedAttempt extends DeliveredAttempt {
 }
 
 /** The first six parameters of an attempts' unnest: delivery id, attempt, started at, duration, status, body. */
-const attemptColumns = (attempts: DeliveredAttempt[]) => [
-  attempts.map((a) => a.delivery.id),
+const attemptColumns = (attempts: DeliveredAttempt[], ids = attempts.map((a) => a.delivery.id)) => [
+  ids,
   attempts.map((a) => a.delivery.attempt),
   attempts.map((a) => a.startedAt),
   attempts.map((a) => a.result.durationMs),
@@ -110,47 +113,85 @@ function payloadColumns(deliveries: readonly NewDelivery[]): [string[], number[]
   return [payloads, placeOf];
 }
 
+// Statements that update rows by id name them in an array (`id = any(...)`) as well as in the join
+// with their input: joined only, a group of a few hundred against a table the planner's statistics
+// have not caught up with was planned as a hash join over a scan of the whole queue (85 ms for 256
+// rows of 50,000), where the array makes it one primary-key look-up per row.
+
+/** A row no worker holds: never leased, or its lease ended (its worker died or gave it up). */
+const UNLEASED = (alias: string, now: string) => `(${alias}.leased_until is null or ${alias}.leased_until <= ${now})`;
+
+/** A target whose circuit closes (it answered again, or was reactivated) notes when, if it had held deliveries to release. */
+const CLOSE_CIRCUIT = `failing_since = null, recovered_at = case when failing_since is not null then now() else recovered_at end`;
+
 /**
  * The end of a statement (after `with` or a CTE list), given the parameters holding the feature and
  * the targets delivered to: a target that had failed since its last success goes back to 0
- * consecutive failed deliveries and its waiting retries are due at once. Its count is the retries
- * made due (a busy, healthy target's row is not rewritten).
+ * consecutive failed deliveries, its circuit closes (its held deliveries become claimable as they
+ * are, see claimDue) and its waiting retries are due at once. Its count is the retries made due (a
+ * busy, healthy target's row is not rewritten).
  */
 const recovery = (feature: string, targets: string) => `recovered as (
-         update outbound_targets set consecutive_failures = 0, failing_since = null
+         update outbound_targets set consecutive_failures = 0, ${CLOSE_CIRCUIT}
           where feature = ${feature} and target_id = any(${targets}) and (consecutive_failures <> 0 or failing_since is not null)
           returning target_id
        )
        update outbound_deliveries d set next_attempt_at = now(), updated_at = now()
          from recovered r
-        where d.feature = ${feature} and d.target_id = r.target_id and d.next_attempt_at > now() and d.status = 'retrying' and not d.in_flight`;
+        where d.feature = ${feature} and d.target_id = r.target_id and d.next_attempt_at > now() and d.next_attempt_at < 'infinity'
+          and d.status = 'retrying' and ${UNLEASED('d', 'now()')}`;
+
+/**
+ * How long a recovered target keeps being looked at for held deliveries after none is left: an
+ * enqueue that read the circuit open just before it closed commits its held rows within it.
+ */
+const RECOVERY_GRACE = `interval '1 minute'`;
 
 /** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
 export class OutboundQueue {
+  /** The name space of this feature's delivery ids. */
+  private readonly idSpace: string;
+
   constructor(
     private readonly pool: Pool,
     readonly feature: string,
-  ) {}
+  ) {
+    this.idSpace = v5(feature, v5.URL);
+  }
+
+  /**
+   * The id of the delivery of an event to a target, the same wherever and however often it is
+   * computed: the primary key alone keeps each event to one delivery per target.
+   */
+  idOf(targetId: string, eventId: string): string {
+    return v5(`${targetId}\n${eventId}`, this.idSpace);
+  }
 
   /**
    * Inside the consumer's inbox transaction: a delivery per event and target, once. Answers the new
-   * rows' ids. Deliveries given with an id keep it. With `leasedUntil` the rows are born claimed (an
-   * attempt of this instance is under way, the consumer's own): due again only when the lease ends.
+   * rows' ids. With `leasedUntil` the rows are born claimed (an attempt of this instance is under
+   * way, the consumer's own): due again only when the lease ends. Otherwise a delivery to a target
+   * whose circuit is open (it failed an attempt and has not answered since) is held: it waits,
+   * without an attempt, until a probe of the target gets through (claimDue); with `attemptNow`
+   * (an administrator's test event) it is due at once all the same.
    */
-  async enqueue(tx: Queryable, deliveries: (NewDelivery & { id?: string })[], now: Date, leasedUntil: Date | null = null): Promise<string[]> {
+  async enqueue(tx: Queryable, deliveries: NewDelivery[], now: Date, options: { leasedUntil?: Date; attemptNow?: boolean } = {}): Promise<string[]> {
     if (deliveries.length === 0) return [];
+    const leasedUntil = options.leasedUntil ?? null;
     const [payloads, payloadPlaces] = payloadColumns(deliveries);
     const { rows } = await tx.query<{ id: string }>(
-      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, in_flight, created_at, updated_at)
-       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, ($10::text[])[d.payload], 'pending', coalesce($9::timestamptz, $2), $9::timestamptz is not null, $2, $2
+      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, leased_until, created_at, updated_at)
+       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, ($10::text[])[d.payload], 'pending',
+              case when $9::timestamptz is null and not $11 and t.failing_since is not null then 'infinity' else $2::timestamptz end, $9, $2, $2
          from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
               as d (id, tenant_id, target_id, event_id, event_type, payload)
-       on conflict (feature, target_id, event_id) do nothing
+         left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
+       on conflict (id) do nothing
        returning id`,
       [
         this.feature,
         now,
-        deliveries.map((d) => d.id ?? newId()),
+        deliveries.map((d) => this.idOf(d.targetId, d.eventId)),
         deliveries.map((d) => d.tenantId),
         deliveries.map((d) => d.targetId),
         deliveries.map((d) => d.eventId),
@@ -158,6 +199,7 @@ export class OutboundQueue {
         payloadPlaces,
         leasedUntil,
         payloads,
+        options.attemptNow ?? false,
       ],
     );
     return rows.map((row) => row.id);
@@ -180,9 +222,12 @@ export class OutboundQueue {
               response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
          from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[])
               as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
-       on conflict (feature, target_id, event_id) do nothing`,
+       on conflict (id) do nothing`,
       [
-        ...attemptColumns(attempts),
+        ...attemptColumns(
+          attempts,
+          attempts.map((a) => this.idOf(a.delivery.targetId, a.delivery.eventId)),
+        ),
         attempts.map((a) => a.delivery.tenantId),
         attempts.map((a) => a.delivery.targetId),
         attempts.map((a) => a.delivery.eventId),
@@ -196,11 +241,15 @@ export class OutboundQueue {
   }
 
   /**
-   * Claims up to `limit` due deliveries for one attempt each. Rows other workers hold are skipped;
-   * the claim moves next_attempt_at to the end of the lease, so the transaction ends at once and a
-   * worker that dies before recording its attempt leaves the row due again when the lease ends.
+   * Claims up to `limit` deliveries for one attempt each: due ones (new, retries, leases that ended),
+   * then held ones: one per target whose circuit is open and whose probe is due (the probe: its
+   * answer closes the circuit or keeps it open another `probeIntervalMs`), and those of targets that
+   * recovered, taken as they are (a recovery rewrites none of them). Rows other workers hold are
+   * skipped; the claim sets the row's lease (`leased_until`, in no index, so the update is HOT) and
+   * the transaction ends at once: a worker that dies before recording its attempt leaves the row
+   * claimable again when the lease ends.
    */
-  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, limit: number, leaseMs: number, probeIntervalMs: number): Promise<ClaimedDelivery[]> {
     const { rows } = await this.pool.query<{
       id: string;
       tenant_id: string;
@@ -210,13 +259,32 @@ export class OutboundQueue {
       payload: string;
       attempts: number;
     }>(
-      `update outbound_deliveries d set next_attempt_at = $3, in_flight = true, updated_at = $2
-         from (select id from outbound_deliveries
-                where feature = $1 and next_attempt_at <= $2
-                order by next_attempt_at limit $4 for update skip locked) due
-        where d.id = due.id
+      `with due as (
+         select id from outbound_deliveries d
+          where feature = $1 and next_attempt_at <= $2 and next_attempt_at < 'infinity' and ${UNLEASED('d', '$2')}
+          order by next_attempt_at limit $4 for update skip locked
+       ), probed as (
+         update outbound_targets set probe_at = $5
+          where feature = $1 and failing_since is not null and coalesce(probe_at, '-infinity') <= $2
+          returning target_id, 1 as wanted
+       ), recovered as (
+         select target_id, $4::int as wanted from outbound_targets where feature = $1 and failing_since is null and recovered_at is not null
+       ), held as (
+         select h.id from (select * from probed union all select * from recovered) t
+          cross join lateral (
+            select id from outbound_deliveries d
+             where d.feature = $1 and d.target_id = t.target_id and d.next_attempt_at = 'infinity' and ${UNLEASED('d', '$2')}
+             limit t.wanted for update skip locked) h
+          limit greatest(0, $4 - (select count(*) from due))
+       ), released as (
+         update outbound_targets t set recovered_at = null
+          where t.feature = $1 and t.failing_since is null and t.recovered_at < $2::timestamptz - ${RECOVERY_GRACE}
+            and not exists (select from outbound_deliveries d where d.feature = $1 and d.target_id = t.target_id and d.next_attempt_at = 'infinity')
+       )
+       update outbound_deliveries d set leased_until = $3, updated_at = $2
+        where d.id = any(array(select id from due union all select id from held))
         returning d.id, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, d.attempts`,
-      [this.feature, now, new Date(now.getTime() + leaseMs), limit],
+      [this.feature, now, new Date(now.getTime() + leaseMs), limit, new Date(now.getTime() + probeIntervalMs)],
     );
     return rows.map((row) => ({
       id: row.id,
@@ -233,9 +301,11 @@ export class OutboundQueue {
    * Records failed attempts in one statement: each attempt, its delivery's retry at `retryAt`, or
    * with null the delivery failed (its retry schedule is exhausted). Answers, per target, its
    * consecutive failed deliveries, which only a failed delivery raises: during an outage the
-   * target's deliveries wait in their retry slots, however many attempts fail meanwhile.
+   * target's deliveries wait in their retry slots, however many attempts fail meanwhile. A target
+   * that was not failing opens its circuit: its next deliveries are held, and one of them probes
+   * it after `probeIntervalMs`.
    */
-  async recordFailures(failures: FailedAttempt[]): Promise<Map<string, number>> {
+  async recordFailures(failures: FailedAttempt[], probeIntervalMs: number): Promise<Map<string, number>> {
     if (failures.length === 0) return new Map();
     const { rows } = await this.pool.query<{ target_id: string; consecutive_failures: number }>(
       `with input as (
@@ -246,15 +316,17 @@ export class OutboundQueue {
          select id, attempt, started_at, duration_ms, response_status, response_body, error from input on conflict do nothing
        ), delivery as (
          update outbound_deliveries d set attempts = i.attempt, status = case when i.retry_at is null then 'failed' else 'retrying' end,
-                next_attempt_at = i.retry_at, in_flight = false, last_response_status = i.response_status,
+                next_attempt_at = i.retry_at, leased_until = null, last_response_status = i.response_status,
                 last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = i.error, updated_at = now()
-           from input i where d.id = i.id
+           from input i where d.id = any($1::uuid[]) and d.id = i.id
        )
-       insert into outbound_targets (feature, target_id, consecutive_failures, failing_since)
-       select $10, target_id, count(*) filter (where retry_at is null), min(started_at) from input group by target_id order by target_id
+       insert into outbound_targets (feature, target_id, consecutive_failures, failing_since, probe_at)
+       select $10, target_id, count(*) filter (where retry_at is null), min(started_at), now() + make_interval(secs => $11 / 1000.0)
+         from input group by target_id order by target_id
        on conflict (feature, target_id) do update
           set consecutive_failures = outbound_targets.consecutive_failures + excluded.consecutive_failures,
-              failing_since = coalesce(outbound_targets.failing_since, excluded.failing_since)
+              failing_since = coalesce(outbound_targets.failing_since, excluded.failing_since),
+              probe_at = case when outbound_targets.failing_since is null then excluded.probe_at else outbound_targets.probe_at end
        returning target_id, consecutive_failures`,
       [
         ...attemptColumns(failures),
@@ -262,13 +334,16 @@ export class OutboundQueue {
         failures.map((f) => f.retryAt),
         failures.map((f) => f.delivery.targetId),
         this.feature,
+        probeIntervalMs,
       ],
     );
     return new Map(rows.map((row) => [row.target_id, row.consecutive_failures]));
   }
 
   /**
-   * Records delivered attempts in one statement: their attempts and the deliveries settled. A target
+   * Records delivered attempts in one statement: the deliveries settled, and the attempts of those
+   * that needed more than one (a first attempt's record is its delivery's row, as with
+   * insertDelivered: a held delivery sent after an outage costs no attempt row). A target
    * among them that had failed since its last success has recovered: its consecutive failed
    * deliveries go back to 0 and its waiting retries are due at once, so the backlog of an outage
    * drains now rather than in the retry slots (a busy, healthy target's row is not rewritten).
@@ -282,12 +357,12 @@ export class OutboundQueue {
                 as t (id, attempt, started_at, duration_ms, response_status, response_body)
        ), attempt as (
          insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
-         select id, attempt, started_at, duration_ms, response_status, response_body, null from input on conflict do nothing
+         select id, attempt, started_at, duration_ms, response_status, response_body, null from input where attempt > 1 on conflict do nothing
        ), delivery as (
-         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, in_flight = false,
+         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, leased_until = null,
                 last_response_status = i.response_status, last_response_body = i.response_body, last_duration_ms = i.duration_ms,
                 last_error = null, updated_at = now()
-           from input i where d.id = i.id
+           from input i where d.id = any($1::uuid[]) and d.id = i.id
        ), ${recovery('$7', '$8')}`,
       [...attemptColumns(attempts), this.feature, [...new Set(attempts.map((a) => a.delivery.targetId))]],
     );
@@ -305,28 +380,28 @@ export class OutboundQueue {
     return rowCount ?? 0;
   }
 
-  /** Gives a claimed delivery back unattempted (shutdown): due again at once, for any instance. */
+  /** Gives a claimed delivery back unattempted (shutdown): claimable again at once (a held one stays held), for any instance. */
   async release(delivery: ClaimedDelivery): Promise<void> {
-    await this.pool.query('update outbound_deliveries set next_attempt_at = now(), in_flight = false where id = $1', [delivery.id]);
+    await this.pool.query('update outbound_deliveries set leased_until = null where id = $1', [delivery.id]);
   }
 
   /** The target no longer takes deliveries (deleted, deactivated): the delivery is dropped. */
   async cancel(delivery: ClaimedDelivery, reason: string): Promise<void> {
     await this.pool.query(
-      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, in_flight = false, last_error = $2, updated_at = now() where id = $1`,
+      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, leased_until = null, last_error = $2, updated_at = now() where id = $1`,
       [delivery.id, reason],
     );
   }
 
   /**
    * The target no longer takes deliveries (deactivated, paused, deleted): all its waiting deliveries
-   * are dropped in one statement. Those in flight are left to their workers, which drop them when
-   * they see the target. Answers how many were dropped.
+   * (held ones included) are dropped in one statement. Those in flight are left to their workers,
+   * which drop them when they see the target. Answers how many were dropped.
    */
   async cancelWaiting(targetId: string, reason: string): Promise<number> {
     const { rowCount } = await this.pool.query(
       `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, last_error = $3, updated_at = now()
-        where feature = $1 and target_id = $2 and next_attempt_at is not null and not in_flight`,
+        where feature = $1 and target_id = $2 and next_attempt_at is not null and ${UNLEASED('outbound_deliveries', 'now()')}`,
       [this.feature, targetId, reason],
     );
     return rowCount ?? 0;
@@ -392,9 +467,9 @@ export class OutboundQueue {
     );
   }
 
-  /** A target that came back (reactivated) starts counting failed deliveries afresh. */
+  /** A target that came back (reactivated) starts counting failed deliveries afresh, its circuit closed. */
   async resetFailures(targetId: string): Promise<void> {
-    await this.pool.query('update outbound_targets set consecutive_failures = 0, failing_since = null where feature = $1 and target_id = $2', [this.feature, targetId]);
+    await this.pool.query(`update outbound_targets set consecutive_failures = 0, ${CLOSE_CIRCUIT} where feature = $1 and target_id = $2`, [this.feature, targetId]);
   }
 
   /** Deliveries waiting for an attempt, and how long the oldest due one has waited (seconds). */

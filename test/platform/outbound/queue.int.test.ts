@@ -4,6 +4,14 @@ import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
 const failed = { ok: false, status: 500, body: 'no', durationMs: 3, error: 'receiver answered 500' };
+const PROBE_MS = 5_000;
+
+/** The queue with the engine's lease and probe interval filled in. */
+class Queue extends OutboundQueue {
+  claim(now: Date, limit: number, leaseMs: number) {
+    return this.claimDue(now, limit, leaseMs, PROBE_MS);
+  }
+}
 
 describe('outbound delivery queue', () => {
   let db: TestDatabase;
@@ -16,41 +24,42 @@ describe('outbound delivery queue', () => {
     Array.from({ length: count }, () => ({ tenantId: 'acme', targetId, eventId: newId(), eventType: 'thing.happened', payload: '{}' }));
 
   it('enqueues an event once per target, however often the consumer sees it', async () => {
-    const queue = new OutboundQueue(db.pool, 'once');
+    const queue = new Queue(db.pool, 'once');
     const batch = deliveries(3);
     const now = new Date();
     expect(await queue.enqueue(db.pool, batch, now)).toHaveLength(3);
-    expect(await queue.enqueue(db.pool, [...batch, ...deliveries(1)], now)).toHaveLength(1);
+    const [another] = deliveries(1);
+    expect(await queue.enqueue(db.pool, [...batch, another!], now)).toEqual([queue.idOf(another!.targetId, another!.eventId)]);
     expect((await queue.listForTarget('acme', 'target-1', 1, 10)).total).toBe(4);
     expect((await queue.listForTarget('other-tenant', 'target-1', 1, 10)).total).toBe(0);
   });
 
   it('lets concurrent workers (several instances) claim disjoint deliveries, each held for its lease', async () => {
-    const queue = new OutboundQueue(db.pool, 'shared');
+    const queue = new Queue(db.pool, 'shared');
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(200), now);
-    const workers = Array.from({ length: 8 }, () => new OutboundQueue(db.pool, 'shared'));
-    const claims = await Promise.all(workers.map((worker) => worker.claimDue(now, 40, 60_000)));
+    const workers = Array.from({ length: 8 }, () => new Queue(db.pool, 'shared'));
+    const claims = await Promise.all(workers.map((worker) => worker.claim(now, 40, 60_000)));
     const ids = claims.flat().map((delivery) => delivery.id);
     expect(ids).toHaveLength(200);
     expect(new Set(ids).size).toBe(200);
-    expect(await queue.claimDue(now, 40, 60_000)).toEqual([]);
+    expect(await queue.claim(now, 40, 60_000)).toEqual([]);
     // When the lease ends (a worker died mid-request), the delivery is due again.
     const afterLease = new Date(now.getTime() + 60_001);
-    expect(await queue.claimDue(afterLease, 500, 60_000)).toHaveLength(200);
+    expect(await queue.claim(afterLease, 500, 60_000)).toHaveLength(200);
   });
 
   const delivered = { ...failed, ok: true, status: 200, error: null };
   const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
   /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
-  const recordFailure = async (queue: OutboundQueue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
-    (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
+  const recordFailure = async (queue: Queue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
+    (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }], PROBE_MS)).get(delivery.targetId);
 
   it('records each attempt and schedules the retry; only a failed delivery (no attempt left) counts, a delivered one resets the count', async () => {
-    const queue = new OutboundQueue(db.pool, 'attempts');
+    const queue = new Queue(db.pool, 'attempts');
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(3, 'flaky'), now);
-    const [first, second, third] = await queue.claimDue(now, 3, 60_000);
+    const [first, second, third] = await queue.claim(now, 3, 60_000);
     const retryAt = new Date(now.getTime() + 60_000);
     // A failed attempt with a retry ahead is not a failed delivery.
     expect(await recordFailure(queue, first!, retryAt, now)).toBe(0);
@@ -64,8 +73,8 @@ describe('outbound delivery queue', () => {
         ['failed', 1, 500],
       ]),
     );
-    expect(await queue.claimDue(now, 10, 60_000)).toEqual([]);
-    const [retry] = await queue.claimDue(retryAt, 10, 60_000);
+    expect(await queue.claim(now, 10, 60_000)).toEqual([]);
+    const [retry] = await queue.claim(retryAt, 10, 60_000);
     expect(retry).toMatchObject({ id: first!.id, attempt: 2 });
     await queue.recordDelivered([deliveredNow(retry!, retryAt)]);
     const { rows } = await db.pool.query('select attempt, response_status from outbound_attempts where delivery_id = $1 order by attempt', [first!.id]);
@@ -74,35 +83,36 @@ describe('outbound delivery queue', () => {
       { attempt: 2, response_status: 200 },
     ]);
     await queue.enqueue(db.pool, deliveries(1, 'flaky'), now);
-    const [next] = await queue.claimDue(now, 1, 60_000);
+    const [next] = await queue.claim(now, 1, 60_000);
     expect(await recordFailure(queue, next!, null, now)).toBe(1);
   });
 
   it('records a group of failed attempts in one statement, counting per target only the deliveries left without a retry', async () => {
-    const queue = new OutboundQueue(db.pool, 'grouped');
+    const queue = new Queue(db.pool, 'grouped');
     const now = new Date();
     await queue.enqueue(db.pool, [...deliveries(3, 'gone'), ...deliveries(2, 'blinking')], now);
-    const claimed = await queue.claimDue(now, 5, 60_000);
+    const claimed = await queue.claim(now, 5, 60_000);
     const retryAt = new Date(now.getTime() + 60_000);
     const counts = await queue.recordFailures(
       claimed.map((delivery) => ({ delivery, result: failed, startedAt: now, retryAt: delivery.targetId === 'gone' ? null : retryAt })),
+      PROBE_MS,
     );
     expect(Object.fromEntries(counts)).toEqual({ gone: 3, blinking: 0 });
     expect((await queue.listForTarget('acme', 'gone', 1, 10)).items.map((entry) => entry.status)).toEqual(['failed', 'failed', 'failed']);
-    expect((await queue.claimDue(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
+    expect((await queue.claim(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
   });
 
   it("a target's success after failures makes its waiting retries due at once, except those in flight", async () => {
-    const queue = new OutboundQueue(db.pool, 'recovery');
+    const queue = new Queue(db.pool, 'recovery');
     const now = new Date();
     const inHour = new Date(now.getTime() + 3_600_000);
-    await queue.enqueue(db.pool, [...deliveries(3, 'recovering'), ...deliveries(1, 'still-down')], now);
-    for (const delivery of await queue.claimDue(now, 4, 60_000)) await recordFailure(queue, delivery, inHour, now);
-    await queue.enqueue(db.pool, deliveries(2, 'recovering'), now);
-    const [inFlight, succeeding] = await queue.claimDue(now, 2, 60_000);
+    await queue.enqueue(db.pool, [...deliveries(5, 'recovering'), ...deliveries(1, 'still-down')], now);
+    const claimed = await queue.claim(now, 6, 60_000);
+    const [inFlight, succeeding, ...failing] = claimed.filter((d) => d.targetId === 'recovering');
+    for (const delivery of [...failing, ...claimed.filter((d) => d.targetId === 'still-down')]) await recordFailure(queue, delivery, inHour, now);
 
     expect(await queue.recordDelivered([deliveredNow(succeeding!, now)])).toBe(3);
-    const dueNow = await queue.claimDue(new Date(Date.now() + 1_000), 10, 60_000);
+    const dueNow = await queue.claim(new Date(Date.now() + 1_000), 10, 60_000);
     expect(dueNow.map((d) => d.targetId)).toEqual(['recovering', 'recovering', 'recovering']);
     expect(dueNow.map((d) => d.attempt)).toEqual([2, 2, 2]);
     expect(dueNow.map((d) => d.id)).not.toContain(inFlight!.id);
@@ -111,25 +121,25 @@ describe('outbound delivery queue', () => {
   });
 
   it("drops a stopped target's waiting deliveries in one statement, leaving those in flight to their workers", async () => {
-    const queue = new OutboundQueue(db.pool, 'cancel');
+    const queue = new Queue(db.pool, 'cancel');
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(5, 'stopped'), new Date(now.getTime() - 1_000));
     await queue.enqueue(db.pool, deliveries(2, 'kept'), now);
-    const [inFlight] = await queue.claimDue(now, 1, 60_000);
+    const [inFlight] = await queue.claim(now, 1, 60_000);
     expect(inFlight!.targetId).toBe('stopped');
 
     expect(await queue.cancelWaiting('stopped', 'deactivated')).toBe(4);
     const log = await queue.listForTarget('acme', 'stopped', 1, 10);
     expect(log.items.filter((entry) => entry.status === 'cancelled').map((entry) => entry.error)).toEqual(Array(4).fill('deactivated'));
     expect(log.items.find((entry) => entry.id === inFlight!.id)?.status).toBe('pending');
-    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['kept', 'kept']);
+    expect((await queue.claim(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['kept', 'kept']);
   });
 
   it('retries on demand only deliveries that are failed or were dropped, never delivered or waiting ones', async () => {
-    const queue = new OutboundQueue(db.pool, 'manual');
+    const queue = new Queue(db.pool, 'manual');
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(3, 'manual-target'), now);
-    const [failedOne, dropped, waiting] = await queue.claimDue(now, 3, 60_000);
+    const [failedOne, dropped, waiting] = await queue.claim(now, 3, 60_000);
     await recordFailure(queue, failedOne!, null, now);
     await queue.cancel(dropped!, 'the target no longer takes deliveries');
     await recordFailure(queue, waiting!, new Date(now.getTime() + 60_000), now);
@@ -138,37 +148,114 @@ describe('outbound delivery queue', () => {
     expect(await queue.retryNow('acme', 'manual-target', dropped!.id, now)).toBe(true);
     expect(await queue.retryNow('acme', 'manual-target', waiting!.id, now)).toBe(false);
     expect(await queue.retryNow('other', 'manual-target', failedOne!.id, now)).toBe(false);
-    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.id).sort()).toEqual([failedOne!.id, dropped!.id].sort());
+    expect((await queue.claim(now, 10, 60_000)).map((d) => d.id).sort()).toEqual([failedOne!.id, dropped!.id].sort());
   });
 
   it("stores the consumer's answered deliveries settled, once per event and target, and its others born leased", async () => {
-    const queue = new OutboundQueue(db.pool, 'consumer');
+    const queue = new Queue(db.pool, 'consumer');
     const now = new Date();
-    const [answered, again] = deliveries(2, 'fast').map((delivery) => ({ ...delivery, id: newId(), attempt: 1 }));
+    const [answered, again] = deliveries(2, 'fast').map((delivery) => ({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
     expect(await queue.insertDelivered(db.pool, [deliveredNow(answered!, now)])).toBe(1);
-    // The same event for the same target a second time (a redelivered batch) stores nothing.
+    // The same event for the same target a second time (a redelivered batch, another instance) stores nothing.
     expect(await queue.insertDelivered(db.pool, [deliveredNow({ ...answered!, id: newId() }, now)])).toBe(0);
+    expect(await queue.enqueue(db.pool, [answered!], now)).toEqual([]);
     const [entry] = (await queue.listForTarget('acme', 'fast', 1, 10)).items;
     expect(entry).toMatchObject({ id: answered!.id, status: 'delivered', attempt: 1, responseStatus: 200, responseBody: delivered.body, durationMs: 3, nextAttemptAt: null });
 
     // A delivery still unanswered is queued under the consumer's lease: no worker claims it before the lease ends.
     const leaseEnd = new Date(now.getTime() + 60_000);
-    expect(await queue.enqueue(db.pool, [again!], now, leaseEnd)).toEqual([again!.id]);
-    expect(await queue.claimDue(now, 10, 60_000)).toEqual([]);
-    expect((await queue.claimDue(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
+    expect(await queue.enqueue(db.pool, [again!], now, { leasedUntil: leaseEnd })).toEqual([again!.id]);
+    expect(await queue.claim(now, 10, 60_000)).toEqual([]);
+    expect((await queue.claim(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
   });
 
   it("a target the consumer delivered to after failures has recovered: its waiting retries are due at once", async () => {
-    const queue = new OutboundQueue(db.pool, 'consumer-recovery');
+    const queue = new Queue(db.pool, 'consumer-recovery');
     const now = new Date();
     await queue.enqueue(db.pool, [...deliveries(2, 'back'), ...deliveries(1, 'healthy')], now);
-    const claimed = await queue.claimDue(now, 3, 60_000);
+    const claimed = await queue.claim(now, 3, 60_000);
     for (const delivery of claimed.filter((d) => d.targetId === 'back')) await recordFailure(queue, delivery, new Date(now.getTime() + 3_600_000), now);
     await queue.recordDelivered(claimed.filter((d) => d.targetId === 'healthy').map((d) => deliveredNow(d, now)));
 
     expect(await queue.recover(['healthy'])).toBe(0);
     expect(await queue.recover(['back', 'healthy'])).toBe(2);
-    expect((await queue.claimDue(new Date(Date.now() + 1_000), 10, 60_000)).map((d) => d.targetId)).toEqual(['back', 'back']);
+    expect((await queue.claim(new Date(Date.now() + 1_000), 10, 60_000)).map((d) => d.targetId)).toEqual(['back', 'back']);
     expect(await queue.recover(['back'])).toBe(0);
+  });
+
+  /** Deliveries of the target that wait held by its circuit: never attempted, no time of their own. */
+  const heldOf = async (queue: Queue, targetId: string) =>
+    (await queue.listForTarget('acme', targetId, 1, 100)).items.filter((entry) => entry.status === 'pending' && entry.attempt === 0 && entry.nextAttemptAt === null);
+  const versions = async (ids: string[]) =>
+    (await db.pool.query<{ id: string; xmin: string }>('select id, xmin::text from outbound_deliveries where id = any($1) order by id', [ids])).rows;
+
+  it("holds a failing target's new deliveries without an attempt, probes it with one of them per interval, and releases the rest unrewritten when a probe gets through", async () => {
+    const queue = new Queue(db.pool, 'circuit');
+    const now = new Date();
+    await queue.enqueue(db.pool, [...deliveries(1, 'down'), ...deliveries(1, 'up')], now);
+    const [first] = (await queue.claim(now, 10, 60_000)).filter((d) => d.targetId === 'down');
+    await recordFailure(queue, first!, new Date(now.getTime() + 3_600_000), now);
+
+    // The circuit is open: new deliveries of 'down' are held, those of a healthy target are not.
+    await queue.enqueue(db.pool, [...deliveries(4, 'down'), ...deliveries(1, 'up')], now);
+    expect(await heldOf(queue, 'down')).toHaveLength(4);
+    expect(await heldOf(queue, 'up')).toEqual([]);
+    expect((await queue.claim(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['up']);
+    // An administrator's test event is not held: it is how one checks a receiver.
+    const [testEvent] = await queue.enqueue(db.pool, deliveries(1, 'down'), now, { attemptNow: true });
+    const [tested, ...others] = await queue.claim(now, 10, 60_000);
+    expect([tested!.id, others]).toEqual([testEvent, []]);
+    await recordFailure(queue, tested!, new Date(now.getTime() + 3_600_000), now);
+    const held = (await heldOf(queue, 'down')).map((entry) => entry.id);
+
+    // Its probe comes after the interval: one held delivery, its first attempt; then none until the next interval.
+    const probeTime = new Date(Date.now() + PROBE_MS + 1_000);
+    const [probe, ...more] = await queue.claim(probeTime, 10, 60_000);
+    expect(more).toEqual([]);
+    expect(probe).toMatchObject({ targetId: 'down', attempt: 1 });
+    expect(await queue.claim(probeTime, 10, 60_000)).toEqual([]);
+    // A failed probe is an attempt like any: its delivery retries by the schedule, the circuit stays open.
+    await recordFailure(queue, probe!, new Date(now.getTime() + 3_600_000), probeTime);
+    expect(await heldOf(queue, 'down')).toHaveLength(3);
+    const nextProbeTime = new Date(probeTime.getTime() + PROBE_MS + 1_000);
+    const [secondProbe] = await queue.claim(nextProbeTime, 10, 60_000);
+    expect(secondProbe!.targetId).toBe('down');
+
+    // The second probe gets through: the held rows are claimable as they are (no row rewritten), the retries made due.
+    const stillHeld = held.filter((id) => id !== probe!.id && id !== secondProbe!.id);
+    const before = await versions(stillHeld);
+    expect(await queue.recordDelivered([deliveredNow(secondProbe!, nextProbeTime)])).toBe(3);
+    expect(await versions(stillHeld)).toEqual(before);
+    const drained = await queue.claim(nextProbeTime, 10, 60_000);
+    expect(drained.map((d) => d.id).sort()).toEqual([...stillHeld, first!.id, probe!.id, testEvent!].sort());
+    expect(drained.filter((d) => stillHeld.includes(d.id)).map((d) => d.attempt)).toEqual([1, 1]);
+    // New deliveries are no longer held.
+    const [fresh] = await queue.enqueue(db.pool, deliveries(1, 'down'), nextProbeTime);
+    expect((await queue.get('acme', 'down', fresh!))?.nextAttemptAt).toBe(nextProbeTime.toISOString());
+  });
+
+  it('releases the held deliveries of a reactivated target, drops them with a stopped one, and stops looking once a recovered target has none', async () => {
+    const queue = new Queue(db.pool, 'circuit-admin');
+    const now = new Date();
+    await queue.enqueue(db.pool, [...deliveries(1, 'reactivated'), ...deliveries(1, 'stopped')], now);
+    for (const delivery of await queue.claim(now, 10, 60_000)) await recordFailure(queue, delivery, new Date(now.getTime() + 3_600_000), now);
+    await queue.enqueue(db.pool, [...deliveries(2, 'reactivated'), ...deliveries(2, 'stopped')], now);
+
+    expect(await queue.cancelWaiting('stopped', 'deactivated')).toBe(3);
+    expect(await heldOf(queue, 'stopped')).toEqual([]);
+    await queue.resetFailures('reactivated');
+    const released = await queue.claim(now, 10, 60_000);
+    expect(released.map((d) => [d.targetId, d.attempt])).toEqual([
+      ['reactivated', 1],
+      ['reactivated', 1],
+    ]);
+    const recoveredAt = async () => (await db.pool.query("select recovered_at from outbound_targets where feature = 'circuit-admin' and target_id = 'reactivated'")).rows[0].recovered_at;
+    // Held rows in flight keep the target looked at (their lease may end unrecorded)...
+    await queue.claim(new Date(Date.now() + 120_000), 10, 60_000);
+    expect(await recoveredAt()).not.toBeNull();
+    // ...and once none is left, past the grace for enqueues that read the circuit open, it is not.
+    await queue.recordDelivered(released.map((d) => deliveredNow(d, now)));
+    await queue.claim(new Date(Date.now() + 120_000), 10, 60_000);
+    expect(await recoveredAt()).toBeNull();
   });
 });
