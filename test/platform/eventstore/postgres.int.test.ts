@@ -143,6 +143,24 @@ describe('PostgreSQL event store under concurrent writers', () => {
     }
   });
 
+  it('does not hold readers back for an appending transaction of another database of the cluster', async () => {
+    const neighbour = await createTestDatabase();
+    const open = await neighbour.pool.connect();
+    try {
+      await open.query('begin');
+      await appendIn(open, `neighbour-acme.${newId()}`, testEvent('Neighbour')); // older, appending, open until the end of the test
+      const head = await store.headPosition();
+      const appended = await store.append(`near-acme.${newId()}`, [testEvent('Near')]);
+      // Other test files' appends may hold the bound back briefly; the neighbour's open one does not.
+      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toContain(appended.position);
+      expect((await open.query<{ open: string }>('select pg_xact_status(pg_current_xact_id()) as open')).rows[0]!.open).toBe('in progress');
+    } finally {
+      await open.query('rollback').catch(() => undefined);
+      open.release();
+      await neighbour.drop();
+    }
+  });
+
   it('refuses an append from a transaction that had an id before it registered as an appender, and inserts that skip registering', async () => {
     const client = await db.pool.connect();
     try {
