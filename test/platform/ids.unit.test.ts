@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isUuid, newId } from '../../src/platform/ids.ts';
+import { v5 } from 'uuid';
+import { isUuid, nameBasedId, newId } from '../../src/platform/ids.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -17,5 +18,14 @@ describe('newId', () => {
     const ms = Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
     expect(ms).toBeGreaterThanOrEqual(before);
     expect(ms).toBeLessThanOrEqual(Date.now() + 1);
+  });
+});
+
+describe('nameBasedId', () => {
+  it('answers the UUIDv5 of RFC 9562 (as the uuid package computes it) for the namespace and name', () => {
+    const names = ['webhooks', 'log-streams', `${newId()}\n${newId()}`, 'naïve ünïcode ✓', ''];
+    for (const namespace of [v5.URL, v5.DNS, newId()]) {
+      for (const name of names) expect(nameBasedId(namespace, name)).toBe(v5(name, namespace));
+    }
   });
 });

@@ -1,6 +1,5 @@
-import { v5 } from 'uuid';
 import type { Pool, Queryable } from '../db/pool.ts';
-import { isUuid } from '../ids.ts';
+import { isUuid, nameBasedId } from '../ids.ts';
 import type { AttemptResult } from './https-client.ts';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
@@ -147,6 +146,9 @@ const recovery = (feature: string, targets: string) => `recovered as (
  */
 const RECOVERY_GRACE = `interval '1 minute'`;
 
+/** RFC 9562's namespace for URLs, of which each feature's delivery ids take a namespace of their own. */
+const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';
+
 /** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
 export class OutboundQueue {
   /** The name space of this feature's delivery ids. */
@@ -156,7 +158,7 @@ export class OutboundQueue {
     private readonly pool: Pool,
     readonly feature: string,
   ) {
-    this.idSpace = v5(feature, v5.URL);
+    this.idSpace = nameBasedId(URL_NAMESPACE, feature);
   }
 
   /**
@@ -164,7 +166,7 @@ export class OutboundQueue {
    * computed: the primary key alone keeps each event to one delivery per target.
    */
   idOf(targetId: string, eventId: string): string {
-    return v5(`${targetId}\n${eventId}`, this.idSpace);
+    return nameBasedId(this.idSpace, `${targetId}\n${eventId}`);
   }
 
   /**
