@@ -25,7 +25,7 @@ const eventsTo = (targets: string[], events: number) =>
 
 const db = await benchDatabase();
 try {
-  const queue = new OutboundQueue(db.pool, 'webhooks');
+  const queue = new OutboundQueue(db.pool, 'webhooks', HOUR);
   const cpu = await postgresCpu(db.pool);
   const wal = async () => Number((await db.pool.query<{ wal: string }>("select pg_current_wal_lsn() - '0/0'::pg_lsn as wal")).rows[0]!.wal);
   const measure = async (name: string, phase: () => Promise<unknown>) => {
@@ -46,8 +46,8 @@ try {
 
   // One refused attempt per target opens its circuit.
   await queue.enqueue(db.pool, eventsTo(TARGETS, 1), new Date());
-  const opening = await queue.claimDue(new Date(), TARGETS.length, 60_000, HOUR);
-  await queue.recordFailures(opening.map((delivery) => ({ delivery, result: refused, startedAt: new Date(), retryAt: new Date(Date.now() + HOUR) })), HOUR);
+  const opening = await queue.claimDue(new Date(), TARGETS.length, 60_000);
+  await queue.recordFailures(opening.map((delivery) => ({ delivery, result: refused, startedAt: new Date(), retryAt: new Date(Date.now() + HOUR) })));
   await measure('outage (deliveries held)', async () => {
     for (let i = 0; i < total / 5_000; i++) await queue.enqueue(db.pool, eventsTo(TARGETS, 500), new Date());
   });
@@ -56,7 +56,7 @@ try {
   await measure('drain (recovery, claims, records)', async () => {
     await queue.recover(TARGETS);
     for (;;) {
-      const claimed: ClaimedDelivery[] = await queue.claimDue(new Date(), 64, 60_000, HOUR);
+      const claimed: ClaimedDelivery[] = await queue.claimDue(new Date(), 64, 60_000);
       if (claimed.length === 0) break;
       drained += claimed.length;
       await queue.recordDelivered(claimed.map((delivery) => ({ delivery, result: answered, startedAt: new Date() })));

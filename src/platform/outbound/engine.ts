@@ -150,7 +150,6 @@ export class OutboundEngine {
   private readonly recorder: GroupCommitter<SettledAttempt, number>;
   private readonly pollMs: number;
   private readonly consumerWaitMs: number;
-  private readonly probeIntervalMs: number;
   /**
    * Targets the consumer only enqueues for: one of its attempts failed, or none was answered by the
    * end of its wait. A delivered attempt of the target (in this instance) takes it off the list.
@@ -158,11 +157,10 @@ export class OutboundEngine {
   private readonly troubledTargets = new Set<string>();
 
   constructor(private readonly options: OutboundEngineOptions) {
-    this.queue = new OutboundQueue(options.pool, options.channel.name);
+    this.queue = new OutboundQueue(options.pool, options.channel.name, options.probeIntervalMs ?? 5_000);
     this.concurrency = options.concurrency ?? 256;
     this.pollMs = options.pollMs ?? 500;
     this.consumerWaitMs = options.consumerWaitMs ?? 5_000;
-    this.probeIntervalMs = options.probeIntervalMs ?? 5_000;
     this.news = new NotificationListener(options.pool, `outbound_${options.channel.name}`);
     // Every attempt in flight listens to it (up to `concurrency` at once).
     setMaxListeners(0, this.stopping.signal);
@@ -352,7 +350,7 @@ export class OutboundEngine {
       const free = Math.min(this.concurrency - this.sending, this.concurrency * (1 + UNRECORDED_PER_SLOT) - this.inFlight.size);
       let claimed: ClaimedDelivery[] = [];
       if (free > 0 && (this.sending === 0 || free >= this.concurrency * CLAIM_WHEN_FREE_SHARE)) {
-        claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS, this.probeIntervalMs).catch((error: unknown) => {
+        claimed = await this.queue.claimDue(this.options.clock.now(), free, this.options.timeoutMs + LEASE_MARGIN_MS).catch((error: unknown) => {
           this.options.logger.error({ err: error, channel: this.options.channel.name }, 'claiming due deliveries failed');
           return [];
         });
@@ -390,7 +388,7 @@ export class OutboundEngine {
     const failed = group.flatMap((settled) => ('failed' in settled ? [settled.failed] : []));
     // A target that recovered had its waiting retries made due: look for them now.
     if ((await this.queue.recordDelivered(delivered)) > 0) this.wake();
-    const failedDeliveries = await this.queue.recordFailures(failed, this.probeIntervalMs);
+    const failedDeliveries = await this.queue.recordFailures(failed);
     return group.map((settled) => ('failed' in settled ? (failedDeliveries.get(settled.failed.delivery.targetId) ?? 0) : 0));
   }
 

@@ -154,9 +154,14 @@ export class OutboundQueue {
   /** The name space of this feature's delivery ids. */
   private readonly idSpace: string;
 
+  /**
+   * `probeIntervalMs`: while a target's circuit is open (it failed an attempt and has not answered
+   * since), one of its held deliveries is sent this often as a probe.
+   */
   constructor(
     private readonly pool: Pool,
     readonly feature: string,
+    private readonly probeIntervalMs: number,
   ) {
     this.idSpace = nameBasedId(URL_NAMESPACE, feature);
   }
@@ -245,13 +250,13 @@ export class OutboundQueue {
   /**
    * Claims up to `limit` deliveries for one attempt each: due ones (new, retries, leases that ended),
    * then held ones: one per target whose circuit is open and whose probe is due (the probe: its
-   * answer closes the circuit or keeps it open another `probeIntervalMs`), and those of targets that
+   * answer closes the circuit or keeps it open another probe interval), and those of targets that
    * recovered, taken as they are (a recovery rewrites none of them). Rows other workers hold are
    * skipped; the claim sets the row's lease (`leased_until`, in no index, so the update is HOT) and
    * the transaction ends at once: a worker that dies before recording its attempt leaves the row
    * claimable again when the lease ends.
    */
-  async claimDue(now: Date, limit: number, leaseMs: number, probeIntervalMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const { rows } = await this.pool.query<{
       id: string;
       tenant_id: string;
@@ -286,7 +291,7 @@ export class OutboundQueue {
        update outbound_deliveries d set leased_until = $3, updated_at = $2
         where d.id = any(array(select id from due union all select id from held))
         returning d.id, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, d.attempts`,
-      [this.feature, now, new Date(now.getTime() + leaseMs), limit, new Date(now.getTime() + probeIntervalMs)],
+      [this.feature, now, new Date(now.getTime() + leaseMs), limit, new Date(now.getTime() + this.probeIntervalMs)],
     );
     return rows.map((row) => ({
       id: row.id,
@@ -305,9 +310,9 @@ export class OutboundQueue {
    * consecutive failed deliveries, which only a failed delivery raises: during an outage the
    * target's deliveries wait in their retry slots, however many attempts fail meanwhile. A target
    * that was not failing opens its circuit: its next deliveries are held, and one of them probes
-   * it after `probeIntervalMs`.
+   * it after the probe interval.
    */
-  async recordFailures(failures: FailedAttempt[], probeIntervalMs: number): Promise<Map<string, number>> {
+  async recordFailures(failures: FailedAttempt[]): Promise<Map<string, number>> {
     if (failures.length === 0) return new Map();
     const { rows } = await this.pool.query<{ target_id: string; consecutive_failures: number }>(
       `with input as (
@@ -336,7 +341,7 @@ export class OutboundQueue {
         failures.map((f) => f.retryAt),
         failures.map((f) => f.delivery.targetId),
         this.feature,
-        probeIntervalMs,
+        this.probeIntervalMs,
       ],
     );
     return new Map(rows.map((row) => [row.target_id, row.consecutive_failures]));

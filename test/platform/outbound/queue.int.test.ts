@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pool } from '../../../src/platform/db/pool.ts';
 import { OutboundQueue, type ClaimedDelivery } from '../../../src/platform/outbound/queue.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
@@ -6,10 +7,10 @@ import { createTestDatabase, type TestDatabase } from '../../support/database.ts
 const failed = { ok: false, status: 500, body: 'no', durationMs: 3, error: 'receiver answered 500' };
 const PROBE_MS = 5_000;
 
-/** The queue with the engine's lease and probe interval filled in. */
+/** The queue with the engine's probe interval. */
 class Queue extends OutboundQueue {
-  claim(now: Date, limit: number, leaseMs: number) {
-    return this.claimDue(now, limit, leaseMs, PROBE_MS);
+  constructor(pool: Pool, feature: string) {
+    super(pool, feature, PROBE_MS);
   }
 }
 
@@ -39,27 +40,27 @@ describe('outbound delivery queue', () => {
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(200), now);
     const workers = Array.from({ length: 8 }, () => new Queue(db.pool, 'shared'));
-    const claims = await Promise.all(workers.map((worker) => worker.claim(now, 40, 60_000)));
+    const claims = await Promise.all(workers.map((worker) => worker.claimDue(now, 40, 60_000)));
     const ids = claims.flat().map((delivery) => delivery.id);
     expect(ids).toHaveLength(200);
     expect(new Set(ids).size).toBe(200);
-    expect(await queue.claim(now, 40, 60_000)).toEqual([]);
+    expect(await queue.claimDue(now, 40, 60_000)).toEqual([]);
     // When the lease ends (a worker died mid-request), the delivery is due again.
     const afterLease = new Date(now.getTime() + 60_001);
-    expect(await queue.claim(afterLease, 500, 60_000)).toHaveLength(200);
+    expect(await queue.claimDue(afterLease, 500, 60_000)).toHaveLength(200);
   });
 
   const delivered = { ...failed, ok: true, status: 200, error: null };
   const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
   /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
   const recordFailure = async (queue: Queue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
-    (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }], PROBE_MS)).get(delivery.targetId);
+    (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
 
   it('records each attempt and schedules the retry; only a failed delivery (no attempt left) counts, a delivered one resets the count', async () => {
     const queue = new Queue(db.pool, 'attempts');
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(3, 'flaky'), now);
-    const [first, second, third] = await queue.claim(now, 3, 60_000);
+    const [first, second, third] = await queue.claimDue(now, 3, 60_000);
     const retryAt = new Date(now.getTime() + 60_000);
     // A failed attempt with a retry ahead is not a failed delivery.
     expect(await recordFailure(queue, first!, retryAt, now)).toBe(0);
@@ -73,8 +74,8 @@ describe('outbound delivery queue', () => {
         ['failed', 1, 500],
       ]),
     );
-    expect(await queue.claim(now, 10, 60_000)).toEqual([]);
-    const [retry] = await queue.claim(retryAt, 10, 60_000);
+    expect(await queue.claimDue(now, 10, 60_000)).toEqual([]);
+    const [retry] = await queue.claimDue(retryAt, 10, 60_000);
     expect(retry).toMatchObject({ id: first!.id, attempt: 2 });
     await queue.recordDelivered([deliveredNow(retry!, retryAt)]);
     const { rows } = await db.pool.query('select attempt, response_status from outbound_attempts where delivery_id = $1 order by attempt', [first!.id]);
@@ -83,7 +84,7 @@ describe('outbound delivery queue', () => {
       { attempt: 2, response_status: 200 },
     ]);
     await queue.enqueue(db.pool, deliveries(1, 'flaky'), now);
-    const [next] = await queue.claim(now, 1, 60_000);
+    const [next] = await queue.claimDue(now, 1, 60_000);
     expect(await recordFailure(queue, next!, null, now)).toBe(1);
   });
 
@@ -91,15 +92,14 @@ describe('outbound delivery queue', () => {
     const queue = new Queue(db.pool, 'grouped');
     const now = new Date();
     await queue.enqueue(db.pool, [...deliveries(3, 'gone'), ...deliveries(2, 'blinking')], now);
-    const claimed = await queue.claim(now, 5, 60_000);
+    const claimed = await queue.claimDue(now, 5, 60_000);
     const retryAt = new Date(now.getTime() + 60_000);
     const counts = await queue.recordFailures(
       claimed.map((delivery) => ({ delivery, result: failed, startedAt: now, retryAt: delivery.targetId === 'gone' ? null : retryAt })),
-      PROBE_MS,
     );
     expect(Object.fromEntries(counts)).toEqual({ gone: 3, blinking: 0 });
     expect((await queue.listForTarget('acme', 'gone', 1, 10)).items.map((entry) => entry.status)).toEqual(['failed', 'failed', 'failed']);
-    expect((await queue.claim(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
+    expect((await queue.claimDue(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
   });
 
   it("a target's success after failures makes its waiting retries due at once, except those in flight", async () => {
@@ -107,12 +107,12 @@ describe('outbound delivery queue', () => {
     const now = new Date();
     const inHour = new Date(now.getTime() + 3_600_000);
     await queue.enqueue(db.pool, [...deliveries(5, 'recovering'), ...deliveries(1, 'still-down')], now);
-    const claimed = await queue.claim(now, 6, 60_000);
+    const claimed = await queue.claimDue(now, 6, 60_000);
     const [inFlight, succeeding, ...failing] = claimed.filter((d) => d.targetId === 'recovering');
     for (const delivery of [...failing, ...claimed.filter((d) => d.targetId === 'still-down')]) await recordFailure(queue, delivery, inHour, now);
 
     expect(await queue.recordDelivered([deliveredNow(succeeding!, now)])).toBe(3);
-    const dueNow = await queue.claim(new Date(Date.now() + 1_000), 10, 60_000);
+    const dueNow = await queue.claimDue(new Date(Date.now() + 1_000), 10, 60_000);
     expect(dueNow.map((d) => d.targetId)).toEqual(['recovering', 'recovering', 'recovering']);
     expect(dueNow.map((d) => d.attempt)).toEqual([2, 2, 2]);
     expect(dueNow.map((d) => d.id)).not.toContain(inFlight!.id);
@@ -125,21 +125,21 @@ describe('outbound delivery queue', () => {
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(5, 'stopped'), new Date(now.getTime() - 1_000));
     await queue.enqueue(db.pool, deliveries(2, 'kept'), now);
-    const [inFlight] = await queue.claim(now, 1, 60_000);
+    const [inFlight] = await queue.claimDue(now, 1, 60_000);
     expect(inFlight!.targetId).toBe('stopped');
 
     expect(await queue.cancelWaiting('stopped', 'deactivated')).toBe(4);
     const log = await queue.listForTarget('acme', 'stopped', 1, 10);
     expect(log.items.filter((entry) => entry.status === 'cancelled').map((entry) => entry.error)).toEqual(Array(4).fill('deactivated'));
     expect(log.items.find((entry) => entry.id === inFlight!.id)?.status).toBe('pending');
-    expect((await queue.claim(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['kept', 'kept']);
+    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['kept', 'kept']);
   });
 
   it('retries on demand only deliveries that are failed or were dropped, never delivered or waiting ones', async () => {
     const queue = new Queue(db.pool, 'manual');
     const now = new Date();
     await queue.enqueue(db.pool, deliveries(3, 'manual-target'), now);
-    const [failedOne, dropped, waiting] = await queue.claim(now, 3, 60_000);
+    const [failedOne, dropped, waiting] = await queue.claimDue(now, 3, 60_000);
     await recordFailure(queue, failedOne!, null, now);
     await queue.cancel(dropped!, 'the target no longer takes deliveries');
     await recordFailure(queue, waiting!, new Date(now.getTime() + 60_000), now);
@@ -148,7 +148,7 @@ describe('outbound delivery queue', () => {
     expect(await queue.retryNow('acme', 'manual-target', dropped!.id, now)).toBe(true);
     expect(await queue.retryNow('acme', 'manual-target', waiting!.id, now)).toBe(false);
     expect(await queue.retryNow('other', 'manual-target', failedOne!.id, now)).toBe(false);
-    expect((await queue.claim(now, 10, 60_000)).map((d) => d.id).sort()).toEqual([failedOne!.id, dropped!.id].sort());
+    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.id).sort()).toEqual([failedOne!.id, dropped!.id].sort());
   });
 
   it("stores the consumer's answered deliveries settled, once per event and target, and its others born leased", async () => {
@@ -165,21 +165,21 @@ describe('outbound delivery queue', () => {
     // A delivery still unanswered is queued under the consumer's lease: no worker claims it before the lease ends.
     const leaseEnd = new Date(now.getTime() + 60_000);
     expect(await queue.enqueue(db.pool, [again!], now, { leasedUntil: leaseEnd })).toEqual([again!.id]);
-    expect(await queue.claim(now, 10, 60_000)).toEqual([]);
-    expect((await queue.claim(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
+    expect(await queue.claimDue(now, 10, 60_000)).toEqual([]);
+    expect((await queue.claimDue(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
   });
 
   it("a target the consumer delivered to after failures has recovered: its waiting retries are due at once", async () => {
     const queue = new Queue(db.pool, 'consumer-recovery');
     const now = new Date();
     await queue.enqueue(db.pool, [...deliveries(2, 'back'), ...deliveries(1, 'healthy')], now);
-    const claimed = await queue.claim(now, 3, 60_000);
+    const claimed = await queue.claimDue(now, 3, 60_000);
     for (const delivery of claimed.filter((d) => d.targetId === 'back')) await recordFailure(queue, delivery, new Date(now.getTime() + 3_600_000), now);
     await queue.recordDelivered(claimed.filter((d) => d.targetId === 'healthy').map((d) => deliveredNow(d, now)));
 
     expect(await queue.recover(['healthy'])).toBe(0);
     expect(await queue.recover(['back', 'healthy'])).toBe(2);
-    expect((await queue.claim(new Date(Date.now() + 1_000), 10, 60_000)).map((d) => d.targetId)).toEqual(['back', 'back']);
+    expect((await queue.claimDue(new Date(Date.now() + 1_000), 10, 60_000)).map((d) => d.targetId)).toEqual(['back', 'back']);
     expect(await queue.recover(['back'])).toBe(0);
   });
 
@@ -193,32 +193,32 @@ describe('outbound delivery queue', () => {
     const queue = new Queue(db.pool, 'circuit');
     const now = new Date();
     await queue.enqueue(db.pool, [...deliveries(1, 'down'), ...deliveries(1, 'up')], now);
-    const [first] = (await queue.claim(now, 10, 60_000)).filter((d) => d.targetId === 'down');
+    const [first] = (await queue.claimDue(now, 10, 60_000)).filter((d) => d.targetId === 'down');
     await recordFailure(queue, first!, new Date(now.getTime() + 3_600_000), now);
 
     // The circuit is open: new deliveries of 'down' are held, those of a healthy target are not.
     await queue.enqueue(db.pool, [...deliveries(4, 'down'), ...deliveries(1, 'up')], now);
     expect(await heldOf(queue, 'down')).toHaveLength(4);
     expect(await heldOf(queue, 'up')).toEqual([]);
-    expect((await queue.claim(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['up']);
+    expect((await queue.claimDue(now, 10, 60_000)).map((d) => d.targetId)).toEqual(['up']);
     // An administrator's test event is not held: it is how one checks a receiver.
     const [testEvent] = await queue.enqueue(db.pool, deliveries(1, 'down'), now, { attemptNow: true });
-    const [tested, ...others] = await queue.claim(now, 10, 60_000);
+    const [tested, ...others] = await queue.claimDue(now, 10, 60_000);
     expect([tested!.id, others]).toEqual([testEvent, []]);
     await recordFailure(queue, tested!, new Date(now.getTime() + 3_600_000), now);
     const held = (await heldOf(queue, 'down')).map((entry) => entry.id);
 
     // Its probe comes after the interval: one held delivery, its first attempt; then none until the next interval.
     const probeTime = new Date(Date.now() + PROBE_MS + 1_000);
-    const [probe, ...more] = await queue.claim(probeTime, 10, 60_000);
+    const [probe, ...more] = await queue.claimDue(probeTime, 10, 60_000);
     expect(more).toEqual([]);
     expect(probe).toMatchObject({ targetId: 'down', attempt: 1 });
-    expect(await queue.claim(probeTime, 10, 60_000)).toEqual([]);
+    expect(await queue.claimDue(probeTime, 10, 60_000)).toEqual([]);
     // A failed probe is an attempt like any: its delivery retries by the schedule, the circuit stays open.
     await recordFailure(queue, probe!, new Date(now.getTime() + 3_600_000), probeTime);
     expect(await heldOf(queue, 'down')).toHaveLength(3);
     const nextProbeTime = new Date(probeTime.getTime() + PROBE_MS + 1_000);
-    const [secondProbe] = await queue.claim(nextProbeTime, 10, 60_000);
+    const [secondProbe] = await queue.claimDue(nextProbeTime, 10, 60_000);
     expect(secondProbe!.targetId).toBe('down');
 
     // The second probe gets through: the held rows are claimable as they are (no row rewritten), the retries made due.
@@ -226,7 +226,7 @@ describe('outbound delivery queue', () => {
     const before = await versions(stillHeld);
     expect(await queue.recordDelivered([deliveredNow(secondProbe!, nextProbeTime)])).toBe(3);
     expect(await versions(stillHeld)).toEqual(before);
-    const drained = await queue.claim(nextProbeTime, 10, 60_000);
+    const drained = await queue.claimDue(nextProbeTime, 10, 60_000);
     expect(drained.map((d) => d.id).sort()).toEqual([...stillHeld, first!.id, probe!.id, testEvent!].sort());
     expect(drained.filter((d) => stillHeld.includes(d.id)).map((d) => d.attempt)).toEqual([1, 1]);
     // New deliveries are no longer held.
@@ -238,24 +238,24 @@ describe('outbound delivery queue', () => {
     const queue = new Queue(db.pool, 'circuit-admin');
     const now = new Date();
     await queue.enqueue(db.pool, [...deliveries(1, 'reactivated'), ...deliveries(1, 'stopped')], now);
-    for (const delivery of await queue.claim(now, 10, 60_000)) await recordFailure(queue, delivery, new Date(now.getTime() + 3_600_000), now);
+    for (const delivery of await queue.claimDue(now, 10, 60_000)) await recordFailure(queue, delivery, new Date(now.getTime() + 3_600_000), now);
     await queue.enqueue(db.pool, [...deliveries(2, 'reactivated'), ...deliveries(2, 'stopped')], now);
 
     expect(await queue.cancelWaiting('stopped', 'deactivated')).toBe(3);
     expect(await heldOf(queue, 'stopped')).toEqual([]);
     await queue.resetFailures('reactivated');
-    const released = await queue.claim(now, 10, 60_000);
+    const released = await queue.claimDue(now, 10, 60_000);
     expect(released.map((d) => [d.targetId, d.attempt])).toEqual([
       ['reactivated', 1],
       ['reactivated', 1],
     ]);
     const recoveredAt = async () => (await db.pool.query("select recovered_at from outbound_targets where feature = 'circuit-admin' and target_id = 'reactivated'")).rows[0].recovered_at;
     // Held rows in flight keep the target looked at (their lease may end unrecorded)...
-    await queue.claim(new Date(Date.now() + 120_000), 10, 60_000);
+    await queue.claimDue(new Date(Date.now() + 120_000), 10, 60_000);
     expect(await recoveredAt()).not.toBeNull();
     // ...and once none is left, past the grace for enqueues that read the circuit open, it is not.
     await queue.recordDelivered(released.map((d) => deliveredNow(d, now)));
-    await queue.claim(new Date(Date.now() + 120_000), 10, 60_000);
+    await queue.claimDue(new Date(Date.now() + 120_000), 10, 60_000);
     expect(await recoveredAt()).toBeNull();
   });
 });
