@@ -121,6 +121,13 @@ describe('PostgreSQL event store under concurrent writers', () => {
     }
   });
 
+  /** `position` becomes readable after `head` while `open`'s transaction still runs. */
+  const expectReadableWhileOpen = async (head: bigint, position: bigint, open: PoolClient): Promise<void> => {
+    // Other test files' appends on the same cluster may hold the bound back briefly; `open` does not.
+    await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toContain(position);
+    expect((await open.query<{ open: string }>('select pg_xact_status(pg_current_xact_id()) as open')).rows[0]!.open).toBe('in progress');
+  };
+
   it('does not hold readers back for an older transaction that does not append (a projection batch, a queue write)', async () => {
     const head = await store.headPosition();
     const other = await db.pool.connect();
@@ -131,11 +138,9 @@ describe('PostgreSQL event store under concurrent writers', () => {
       await other.query('create temporary table still_open (n int) on commit drop; insert into still_open values (1)');
       await other.query('select pg_current_xact_id()'); // an older transaction with an id, open until the end of the test
       const appended = await store.append(`near-acme.${newId()}`, [testEvent('Near')]);
-      // Other test files' appends on the same cluster may hold the bound back briefly; this transaction does not.
-      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toContain(appended.position);
+      await expectReadableWhileOpen(head, appended.position, other);
       await expect.poll(() => received.map((e) => e.position), { timeout: 10_000 }).toContain(appended.position);
       expect(await store.headPosition()).toBeGreaterThanOrEqual(appended.position);
-      expect((await other.query<{ open: string }>("select pg_xact_status(pg_current_xact_id()) as open")).rows[0]!.open).toBe('in progress');
     } finally {
       await other.query('rollback').catch(() => undefined);
       other.release();
@@ -151,9 +156,7 @@ describe('PostgreSQL event store under concurrent writers', () => {
       await appendIn(open, `neighbour-acme.${newId()}`, testEvent('Neighbour')); // older, appending, open until the end of the test
       const head = await store.headPosition();
       const appended = await store.append(`near-acme.${newId()}`, [testEvent('Near')]);
-      // Other test files' appends may hold the bound back briefly; the neighbour's open one does not.
-      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toContain(appended.position);
-      expect((await open.query<{ open: string }>('select pg_xact_status(pg_current_xact_id()) as open')).rows[0]!.open).toBe('in progress');
+      await expectReadableWhileOpen(head, appended.position, open);
     } finally {
       await open.query('rollback').catch(() => undefined);
       open.release();
