@@ -6,8 +6,9 @@
  * each rate: the server's CPU per token (event loop, other threads: libuv's pool signs, GC) and the
  * generator's. Then where a client_credentials token's CPU goes (the whole request against its
  * signature, the grant alone and a bare request, GET /health/live) and RS256 signing strategies.
- * Usage: npm run bench:oauth [-- --tokens 4000 --codes 300 --signs 1000 --profile token.cpuprofile]
- * (--profile: a CPU profile of the server's threads' JS, sampled every 200 µs, during the 64-concurrent token run.)
+ * Usage: npm run bench:oauth [-- --tokens 4000 --codes 300 --signs 1000 --profile token.cpuprofile --pool-nice 10]
+ * (--profile: a CPU profile of the server's threads' JS, sampled every 200 µs, during the 64-concurrent token run;
+ * --pool-nice: the server's libuv pool threads, which sign, at that nice value, the event loop staying at its own.)
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { applicationByClientId, cachedApplications, secretMatches } from '../../
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
 import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
+import { lowerThreadPoolPriority } from './pool-priority.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -24,6 +26,7 @@ const TOKENS = numberOption('tokens', 4000);
 const CODES = numberOption('codes', 300);
 const SIGNS = numberOption('signs', 1000);
 const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1]! : null;
+const POOL_NICE = process.argv.includes('--pool-nice') ? numberOption('pool-nice', 0) : null;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const REDIRECT = 'https://bench.example/cb';
 
@@ -84,6 +87,7 @@ async function run(bench: Bench): Promise<void> {
   // process's CPU (perf, 8,000 tokens), which a long-running server does not pay per token.
   await tokenLoad(32, 3000);
   await liveLoad(32, 2000);
+  if (POOL_NICE !== null) console.log(`libuv pool threads ${(await lowerThreadPoolPriority(POOL_NICE)).join(', ')} at nice ${POOL_NICE}`);
   for (const concurrency of [8, 32, 64, 128]) {
     const { result, server, gc } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
     const serverMs = totalOf(server);
@@ -95,6 +99,9 @@ async function run(bench: Bench): Promise<void> {
         `2 cores bound: ${fmt(2000 / serverMs)}/s for the server alone, ${fmt(2000 / (serverMs + result.generatorUs / 1000))}/s with the generator`,
     );
     console.log(`  GC pauses of the event loop (wall time): ${fmt(gc.msPer * 1000, 1)} µs a token (${gc.scavenges} scavenges, ${gc.markCompacts} mark-compacts)`);
+    // How much of the 2 cores the row kept busy: under the bound, the shortfall is idle time, not cost.
+    const busy = (result.perSecond * (serverMs + result.generatorUs / 1000)) / 1000;
+    console.log(`  cores busy: ${busy.toFixed(2)} of ${availableParallelism()} (server ${((result.perSecond * serverMs) / 1000).toFixed(2)}, generator ${((result.perSecond * result.generatorUs) / 1e6).toFixed(2)})`);
   }
   console.log('  (2 cores give at most 2,000 ms of CPU a second: 1,500 tokens/s needs at most 1.33 ms a token, server and client together)');
 

@@ -2,8 +2,8 @@ import { authError } from './errors.ts';
 
 type Params = Record<string, string | undefined>;
 
-/** RFC 6749 2.3.1: Basic credentials are form-urlencoded before base64. */
-const formDecoded = (value: string) => decodeURIComponent(value.replace(/\+/g, ' '));
+/** RFC 6749 2.3.1: Basic credentials are form-urlencoded before base64 (most are left as they are: nothing to decode). */
+const formDecoded = (value: string) => (/[%+]/.test(value) ? decodeURIComponent(value.replace(/\+/g, ' ')) : value);
 
 /**
  * The body's parameters with `added` over them; a `client_auth_method` the client sent is always

@@ -1,6 +1,26 @@
 import { createHmac, sign, type KeyObject } from 'node:crypto';
 
+type JwsHeader = { alg: 'RS256' | 'HS256'; kid: string; typ?: string };
+
 const base64urlJson = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** Encoded headers by alg, kid and typ: a key signs thousands of tokens with one of a few headers. */
+const encodedHeaders = new Map<string, string>();
+/** Far more than the kids in use (rotation publishes a few at a time); past it the map starts again. */
+const MAX_ENCODED_HEADERS = 64;
+
+/** The header's base64url JSON (members in the order alg, kid, typ), made once per header. */
+function encodedHeader({ alg, kid, typ }: JwsHeader): string {
+  // The kid's length first: no kid and typ can spell another pair's key.
+  const id = `${alg}:${kid.length}:${kid}:${typ ?? ''}`;
+  let encoded = encodedHeaders.get(id);
+  if (encoded === undefined) {
+    if (encodedHeaders.size >= MAX_ENCODED_HEADERS) encodedHeaders.clear();
+    encoded = base64urlJson(typ === undefined ? { alg, kid } : { alg, kid, typ });
+    encodedHeaders.set(id, encoded);
+  }
+  return encoded;
+}
 
 /** RSASSA-PKCS1-v1_5 with SHA-256 on libuv's thread pool: the event loop serves requests while another core signs. */
 const rsaSha256 = (input: string, key: KeyObject): Promise<Buffer> =>
@@ -11,8 +31,8 @@ const rsaSha256 = (input: string, key: KeyObject): Promise<Buffer> =>
  * (RS256: a private key, HS256: a secret key). Members whose value is undefined are left out, as
  * JSON.stringify does. An HMAC costs microseconds and is computed inline.
  */
-export async function signCompactJws(header: { alg: 'RS256' | 'HS256'; kid: string; typ?: string }, claims: Record<string, unknown>, key: KeyObject): Promise<string> {
-  const input = `${base64urlJson(header)}.${base64urlJson(claims)}`;
+export async function signCompactJws(header: JwsHeader, claims: Record<string, unknown>, key: KeyObject): Promise<string> {
+  const input = `${encodedHeader(header)}.${base64urlJson(claims)}`;
   const signature = header.alg === 'HS256' ? createHmac('sha256', key).update(input).digest() : await rsaSha256(input, key);
   return `${input}.${signature.toString('base64url')}`;
 }

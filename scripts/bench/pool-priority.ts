@@ -1,0 +1,28 @@
+import { readlink } from 'node:fs/promises';
+import { setPriority } from 'node:os';
+
+/**
+ * The thread ids of libuv's pool (Linux): an asynchronous readlink runs on a pool thread, and
+ * /proc/thread-self names the thread that reads it. Rounds of concurrent readlinks until every
+ * thread of the pool has answered (in practice the first round).
+ */
+async function threadPoolIds(size: number): Promise<number[]> {
+  const ids = new Set<number>();
+  for (let round = 0; round < 50 && ids.size < size; round++) {
+    const links = await Promise.all(Array.from({ length: size * 4 }, () => readlink('/proc/thread-self')));
+    for (const link of links) ids.add(Number(link.split('/').at(-1)));
+  }
+  return [...ids];
+}
+
+/**
+ * Lowers the scheduling priority of this process's libuv pool threads (where RS256 signatures run)
+ * to `niceness`, so that on two busy cores the event loop is not queued behind signatures (a
+ * thread's nice value is its own on Linux). Answers the threads changed, or [] off Linux.
+ */
+export async function lowerThreadPoolPriority(niceness: number): Promise<number[]> {
+  if (process.platform !== 'linux') return [];
+  const ids = await threadPoolIds(Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+  for (const id of ids) setPriority(id, niceness);
+  return ids;
+}
