@@ -86,10 +86,11 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
    * hook that recording turns on (src/platform/projections/read-your-writes.ts).
    */
   readOnly?: true | ((request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>) => boolean);
+  /** May answer without a promise (a `readOnly` route whose answer is in memory: no promise, no tick). */
   handler: (
     request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>,
     reply: FastifyReply,
-  ) => Promise<z.input<R[keyof R]> | FastifyReply>;
+  ) => z.input<R[keyof R]> | FastifyReply | Promise<z.input<R[keyof R]> | FastifyReply>;
 }
 
 const documented = (statuses: string[], codes: string[]) => `${statuses.join(', ')}: ${codes.join(', ')}`;
@@ -148,7 +149,7 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
   const recorded = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const writes = new WriteLog();
     try {
-      return await recordingWrites(writes, () => generic.handler(request as never, reply));
+      return await recordingWrites(writes, async () => generic.handler(request as never, reply));
     } finally {
       // A refusal can have written too (a lockout, a revoked session): it waits as well.
       await request.server.readYourWrites?.settle(writes);
@@ -170,11 +171,18 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
     config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
     onRequest: declaration.access.hooks.map(callbackHook),
     ...(declaration.preValidation ? { preValidation: declaration.preValidation } : {}),
-    handler: async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
-      const body = readOnly === true || readOnly?.(request as never) ? await generic.handler(request as never, reply) : await recorded(request, reply);
-      if (body === reply) return reply as never;
-      if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
-      return body as never;
+    handler: (request: FastifyRequest, reply: FastifyReply): never => {
+      const answered = (body: unknown) => {
+        if (body === reply) return reply;
+        if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
+        return body;
+      };
+      if (!(readOnly === true || readOnly?.(request as never))) return recorded(request, reply).then(answered) as never;
+      const body = generic.handler(request as never, reply);
+      // An answer without a promise is sent by fastify as returned; a reply the handler sent itself
+      // is returned as undefined (fastify then leaves it), an undefined answer as before.
+      if (body instanceof Promise || body === undefined) return Promise.resolve(body).then(answered) as never;
+      return (body === reply ? undefined : answered(body)) as never;
     },
   };
   app.route(options as never);
