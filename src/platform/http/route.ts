@@ -155,6 +155,11 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       await request.server.readYourWrites?.settle(writes);
     }
   };
+  const answered = (reply: FastifyReply, body: unknown) => {
+    if (body === reply) return reply;
+    if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
+    return body;
+  };
   // The declaration types the handler; fastify's own route types add nothing past this point.
   const options: RouteOptions = {
     method: declaration.method,
@@ -172,17 +177,13 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
     onRequest: declaration.access.hooks.map(callbackHook),
     ...(declaration.preValidation ? { preValidation: declaration.preValidation } : {}),
     handler: (request: FastifyRequest, reply: FastifyReply): never => {
-      const answered = (body: unknown) => {
-        if (body === reply) return reply;
-        if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
-        return body;
-      };
-      if (!(readOnly === true || readOnly?.(request as never))) return recorded(request, reply).then(answered) as never;
+      // Arrows inline, no named closure per request (the tsx loader wraps each in __name() as it is made).
+      if (!(readOnly === true || readOnly?.(request as never))) return recorded(request, reply).then((body) => answered(reply, body)) as never;
       const body = generic.handler(request as never, reply);
       // An answer without a promise is sent by fastify as returned; a reply the handler sent itself
       // is returned as undefined (fastify then leaves it), an undefined answer as before.
-      if (body instanceof Promise || body === undefined) return Promise.resolve(body).then(answered) as never;
-      return (body === reply ? undefined : answered(body)) as never;
+      if (body instanceof Promise || body === undefined) return Promise.resolve(body).then((settled) => answered(reply, settled)) as never;
+      return (body === reply ? undefined : answered(reply, body)) as never;
     },
   };
   app.route(options as never);

@@ -50,13 +50,21 @@ export function adoptTenant(request: FastifyRequest, named: string | null, error
   }
   if (named === null) throw errors.missing();
   if (!TENANT_NAME.test(named)) throw errors.foreign();
-  const adopt = (tenant: TenantRef | null) => {
-    if (!tenant) throw errors.foreign();
-    request.tenant = tenant;
-    return tenant;
-  };
   const found = request.server.findTenant(named);
-  return found instanceof Promise ? found.then(adopt) : adopt(found);
+  return found instanceof Promise ? found.then((tenant) => adopted(request, tenant, errors)) : adopted(request, found, errors);
+}
+
+function adopted(request: FastifyRequest, tenant: TenantRef | null, errors: CredentialTenantErrors): TenantRef {
+  if (!tenant) throw errors.foreign();
+  request.tenant = tenant;
+  return tenant;
+}
+
+// Module-level, not a closure per request: the tsx loader wraps every named closure in __name() as it is made.
+function resolvedTo(request: FastifyRequest, tenant: TenantRef | null, done: (error?: Error) => void): void {
+  if (!tenant) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
+  request.tenant = tenant;
+  done();
 }
 
 export function registerTenantResolution(
@@ -77,14 +85,9 @@ export function registerTenantResolution(
     const name = sent || options.defaultTenant;
     if (!name) return done(platformError('MISSING_TENANT', 'The x-tenant header is required'));
     if (!TENANT_NAME.test(name)) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
-    const resolved = (tenant: TenantRef | null) => {
-      if (!tenant) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
-      request.tenant = tenant;
-      done();
-    };
     // A tenant already in memory answers without a promise and a tick.
     const found = options.find(name);
-    if (found instanceof Promise) found.then(resolved, done);
-    else resolved(found);
+    if (found instanceof Promise) found.then((tenant) => resolvedTo(request, tenant, done), done);
+    else resolvedTo(request, found, done);
   });
 }
