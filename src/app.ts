@@ -221,7 +221,7 @@ export async function buildService(infra: Infrastructure) {
   );
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }, rateLimitRules));
-  registerTenantResolution(app, { find: (name) => tenants.queries.findByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
+  registerTenantResolution(app, { find: (name) => tenants.queries.findLoadedByName(name), defaultTenant: config.IAM_DEFAULT_TENANT });
   registerSystemRoutes(app, { db: pool, metrics, projectionsRunning: () => runner.ready });
   const permissionChecks = new PermissionCheckWriter({
     db: pool,

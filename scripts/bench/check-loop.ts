@@ -4,8 +4,11 @@
  * the profile of the loop alone; `--without-audit` turns the PERMISSION_CHECK audit off (what it costs).
  * Beside the CPU, the young-generation collections (scavenges) per 1,000 requests: they follow the
  * bytes a request allocates, and unlike CPU time a busy machine does not move them.
+ * Last, the promises made per request (an async_hooks count, in a pass of its own since the hook
+ * slows everything): a count, like the scavenges, that the load does not move.
  * Usage: npx tsx scripts/bench/check-loop.ts [--checks 20000] [--cpu-profile DIR] [--without-audit]
  */
+import { createHook } from 'node:async_hooks';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { cpuProfiler } from './cpu-profile.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
@@ -21,6 +24,12 @@ const CONCURRENCY = 32;
 const TENANT = 'platform';
 
 let scavenges = 0;
+let promises = 0;
+const promiseCount = createHook({
+  init(_id, type) {
+    if (type === 'PROMISE') promises += 1;
+  },
+});
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges += 1;
 }).observe({ entryTypes: ['gc'] });
@@ -70,6 +79,15 @@ try {
     );
   }
   console.log(`the check beyond /health/live: ${beyond.map((us) => fmt(us, 1)).join(' / ')} µs (median ${fmt(beyond.sort((a, b) => a - b)[1]!, 1)})`);
+  const promisesPer = async (check: boolean) => {
+    const before = promises;
+    promiseCount.enable();
+    await round(2_000, check);
+    promiseCount.disable();
+    return (promises - before) / 2_000;
+  };
+  const [floorPromises, checkPromises] = [await promisesPer(false), await promisesPer(true)];
+  console.log(`promises per request (the loop's own inject included): checks ${fmt(checkPromises, 1)}, GET /health/live ${fmt(floorPromises, 1)}`);
 } finally {
   await bench.close();
 }

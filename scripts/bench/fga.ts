@@ -67,7 +67,7 @@ async function measure({ service, store, inject }: Awaited<ReturnType<typeof ben
     'random user x random document (mostly denied)': Array.from({ length: 20_000 }, () => viewerCheck(`u${pick(USERS)}`, `d${pick(DOCUMENTS)}`)),
     'inherited: 2 nested groups, 3 folder levels (allowed)': Array.from({ length: 20_000 }, () => viewerCheck('alice', aliceDocument())),
   };
-  const check = (request: CheckRequest) => service.fga.authorization.check(TENANT, request);
+  const check = async (request: CheckRequest) => service.fga.authorization.check(TENANT, request);
   await timed(2_000, 1, (i) => check(samples['random user x random document (mostly denied)'][i]!)); // warm-up
   for (const [label, requests] of Object.entries(samples)) {
     const result = await timed(requests.length, 1, (i) => check(requests[i]!));

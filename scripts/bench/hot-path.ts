@@ -6,8 +6,10 @@
  * writes (100 tuples a request) and how soon the tuple read model (fga-history) has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
  * Usage: npm run bench:hot-path [-- --scale 1] [--rows login,refresh,userinfo,check,users,bulk]
- *   [--cpu-profile DIR]: `--rows` measures only those rows (beside the ceiling, always measured);
- *   `--cpu-profile` writes each row's server CPU profile (its load window only, 200 µs sampling) to DIR.
+ *   [--cpu-profile DIR] [--without-audit]: `--rows` measures only those rows (beside the ceiling, always
+ *   measured); `--cpu-profile` writes each row's server CPU profile (its load window only, 200 µs
+ *   sampling) to DIR; `--without-audit` turns the PERMISSION_CHECK audit of checks off (it is on by
+ *   default, as in the service), to see what it costs a check.
  */
 import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
@@ -136,7 +138,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
 
 // Pinned once the embedded PostgreSQL runs: a server started from a pinned process inherits its
 // core, and would then share the server's core instead of running unpinned.
-pinnedBenchService(SERVER_CORE, measure).catch((error: unknown) => {
+pinnedBenchService(SERVER_CORE, measure, process.argv.includes('--without-audit') ? { AUDIT_PERMISSION_CHECKS: 'false' } : {}).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

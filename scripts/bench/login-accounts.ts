@@ -7,8 +7,8 @@ import { eventLoopCpu, nodeCpu, postgresCpu } from './support.ts';
 export type BenchService = Awaited<ReturnType<typeof benchService>>;
 
 /** The bench service with the process (every thread) on `core`, once the embedded PostgreSQL runs (so PostgreSQL stays unpinned). */
-export async function pinnedBenchService(core: number, measure: (bench: BenchService, pinned: boolean) => Promise<void>): Promise<void> {
-  const bench = await benchService();
+export async function pinnedBenchService(core: number, measure: (bench: BenchService, pinned: boolean) => Promise<void>, env: Record<string, string> = {}): Promise<void> {
+  const bench = await benchService(env);
   const pinned = pinToCore(process.pid, core);
   try {
     await measure(bench, pinned);

@@ -13,24 +13,33 @@ const isClientToken = (claims: AccessTokenClaims) => typeof claims.client_id ===
  */
 export function tokenAuthenticator(
   tokens: TokenService,
-  rolePermissions: (tenant: string, roles: readonly string[]) => Promise<ReadonlySet<string>>,
+  rolePermissions: (tenant: string, roles: readonly string[]) => ReadonlySet<string> | Promise<ReadonlySet<string>>,
   onSessionUse: (tenant: string, sessionId: string, userId: string) => void = () => undefined,
 ): Authenticator {
+  const principalOf = (claims: AccessTokenClaims, tenant: string, held: ReadonlySet<string> | null): Principal => {
+    const scope = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : null;
+    const client = held === null;
+    return {
+      subject: claims.sub,
+      tenant,
+      sessionId: claims.sid ?? null,
+      roles: client ? [] : claims.roles,
+      permissions: scope ? permissionsWithinScope(held, scope) : (held ?? new Set()),
+      claims,
+    };
+  };
+  const withClaims = (claims: AccessTokenClaims, tenant: string): Principal | Promise<Principal> => {
+    if (claims.sid) onSessionUse(tenant, claims.sid, claims.sub);
+    if (isClientToken(claims)) return principalOf(claims, tenant, null);
+    const held = rolePermissions(tenant, claims.roles);
+    return held instanceof Promise ? held.then((loaded) => principalOf(claims, tenant, loaded)) : principalOf(claims, tenant, held);
+  };
   return {
-    async authenticate(token: string, tenant: string): Promise<Principal> {
-      const claims = await tokens.verify(token, tenant);
-      if (claims.sid) onSessionUse(tenant, claims.sid, claims.sub);
-      const scope = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : null;
-      const client = isClientToken(claims);
-      const held = client ? null : await rolePermissions(tenant, claims.roles);
-      return {
-        subject: claims.sub,
-        tenant,
-        sessionId: claims.sid ?? null,
-        roles: client ? [] : claims.roles,
-        permissions: scope ? permissionsWithinScope(held, scope) : (held ?? new Set()),
-        claims,
-      };
+    // Without a promise when the token was verified before and the tenant's roles are loaded: the
+    // common case, on every authenticated request.
+    authenticate(token: string, tenant: string): Principal | Promise<Principal> {
+      const claims = tokens.verify(token, tenant);
+      return claims instanceof Promise ? claims.then((verified) => withClaims(verified, tenant)) : withClaims(claims, tenant);
     },
   };
 }

@@ -31,6 +31,12 @@ const isNumericDate = (value: unknown): value is number => typeof value === 'num
 /** The audience is the tenant (RFC 7519 allows one value or several). */
 const audienceIncludes = (aud: unknown, tenant: string) => (Array.isArray(aud) ? aud.includes(tenant) : aud === tenant);
 
+/** The claims of a verified token, if it belongs to `tenant` (tid and aud). */
+function forTenant(claims: AccessTokenClaims, tenant: string): AccessTokenClaims {
+  if (claims.tid !== tenant || !audienceIncludes(claims.aud, tenant)) throw invalid();
+  return claims;
+}
+
 /** Issues and verifies access tokens (JWT) with the key ring's algorithm only. */
 export class TokenService {
   private readonly verified = new VerifiedTokens<AccessTokenClaims>(REMEMBERED_TOKENS);
@@ -63,18 +69,19 @@ export class TokenService {
    * Verifies signature (only the configured algorithm: no `none`, no HS256 made with an RSA public
    * key), issuer, expiry, and that the token belongs to `tenant` (tid and aud). The signature check
    * is node:crypto's synchronous verify with a key object made once per kid; a token verified
-   * before answers from memory until it expires.
+   * before answers from memory until it expires. A token it refuses throws (synchronously when
+   * answered from memory): callers await it.
    */
-  async verify(token: string, tenant: string): Promise<AccessTokenClaims> {
+  verify(token: string, tenant: string): AccessTokenClaims | Promise<AccessTokenClaims> {
     const nowMs = this.clock.now().getTime();
     const key = VerifiedTokens.keyOf(token);
-    let claims = this.verified.get(key, nowMs);
-    if (!claims) {
-      claims = await this.verifySignedClaims(token, Math.floor(nowMs / 1000));
-      this.verified.remember(key, claims, claims.exp! * 1000);
-    }
-    if (claims.tid !== tenant || !audienceIncludes(claims.aud, tenant)) throw invalid();
-    return claims;
+    const claims = this.verified.get(key, nowMs);
+    // A token verified before answers without a promise (every authenticated request comes here).
+    if (claims) return forTenant(claims, tenant);
+    return this.verifySignedClaims(token, Math.floor(nowMs / 1000)).then((verified) => {
+      this.verified.remember(key, verified, verified.exp! * 1000);
+      return forTenant(verified, tenant);
+    });
   }
 
   private async verifySignedClaims(token: string, now: number): Promise<AccessTokenClaims> {

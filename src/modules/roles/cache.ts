@@ -20,6 +20,20 @@ export function cachedRoles(source: AppliedEventsSource, queries: Pick<RoleQueri
     load: (tenant) => queries.list(tenant),
     stale: { roles: (event) => [event.metadata.tenantId] },
   });
+  const permissionsIn = (roles: Role[], names: readonly string[]): ReadonlySet<string> => {
+    let byNames = permissionSets.get(roles);
+    if (!byNames) permissionSets.set(roles, (byNames = new Map()));
+    const key = names.join('\n');
+    let permissions = byNames.get(key);
+    if (!permissions) {
+      const held = new Set(names);
+      permissions = new Set(roles.filter((role) => held.has(role.name)).flatMap((role) => role.permissions));
+      // Bounded: a token names few roles, but the combinations are the callers' to choose.
+      if (byNames.size >= MAX_NAME_SETS) byNames.clear();
+      byNames.set(key, permissions);
+    }
+    return permissions;
+  };
   return {
     list: (tenant: string): Promise<Role[]> => byTenant.get(tenant),
     async get(tenant: string, roleId: string): Promise<Role | null> {
@@ -31,21 +45,13 @@ export function cachedRoles(source: AppliedEventsSource, queries: Pick<RoleQueri
       const wanted = new Set(names.map((name) => name.toLowerCase()));
       return (await byTenant.get(tenant)).filter((role) => wanted.has(role.name.toLowerCase()));
     },
-    /** The permissions the roles named exactly so (a token's `roles` claim) hold together (shared: never change it). */
-    async permissionsOf(tenant: string, names: readonly string[]): Promise<ReadonlySet<string>> {
-      const roles = await byTenant.get(tenant);
-      let byNames = permissionSets.get(roles);
-      if (!byNames) permissionSets.set(roles, (byNames = new Map()));
-      const key = names.join('\n');
-      let permissions = byNames.get(key);
-      if (!permissions) {
-        const held = new Set(names);
-        permissions = new Set(roles.filter((role) => held.has(role.name)).flatMap((role) => role.permissions));
-        // Bounded: a token names few roles, but the combinations are the callers' to choose.
-        if (byNames.size >= MAX_NAME_SETS) byNames.clear();
-        byNames.set(key, permissions);
-      }
-      return permissions;
+    /**
+     * The permissions the roles named exactly so (a token's `roles` claim) hold together (shared:
+     * never change it); without a promise once the tenant's roles are loaded.
+     */
+    permissionsOf(tenant: string, names: readonly string[]): ReadonlySet<string> | Promise<ReadonlySet<string>> {
+      const roles = byTenant.current(tenant);
+      return roles instanceof Promise ? roles.then((loaded) => permissionsIn(loaded, names)) : permissionsIn(roles, names);
     },
   };
 }

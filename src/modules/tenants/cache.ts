@@ -14,5 +14,9 @@ export function cachedTenantLookup(source: AppliedEventsSource, queries: Pick<Te
     load: (name) => queries.findByName(name),
     stale: { tenants: () => 'all' },
   });
-  return { findByName: (name: string) => byName.get(name) };
+  return {
+    findByName: (name: string) => byName.get(name),
+    /** The same answer, without a promise once loaded: every request naming a tenant looks it up. */
+    findLoadedByName: (name: string) => byName.current(name),
+  };
 }

@@ -16,10 +16,24 @@ declare module 'fastify' {
 }
 
 type Hook = (request: FastifyRequest) => Promise<void>;
+/** A check that may finish without a promise (a cached token and roles): it throws to refuse. */
+type AccessHook = (request: FastifyRequest) => void | Promise<void>;
+
+/**
+ * An access check as a fastify hook in the callback form, so that a check finished without a
+ * promise costs no promise and no tick (fastify turns what it throws into the error answer).
+ */
+const callbackHook =
+  (check: AccessHook) =>
+  (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+    const checking = check(request);
+    if (checking) checking.then(() => done(), done);
+    else done();
+  };
 
 /** Who may call a route: the checks run before validation, and the codes they can answer. */
 export interface Access {
-  hooks: Hook[];
+  hooks: AccessHook[];
   errors: string[];
   /** Shown in the operation's description. */
   requires?: string;
@@ -72,10 +86,11 @@ export interface RouteDeclaration<P, Q, B, R extends Responses> {
    * hook that recording turns on (src/platform/projections/read-your-writes.ts).
    */
   readOnly?: true | ((request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>) => boolean);
+  /** May answer without a promise (a `readOnly` route whose answer is in memory: no promise, no tick). */
   handler: (
     request: FastifyRequest<{ Params: Infer<P>; Querystring: Infer<Q>; Body: Infer<B> }>,
     reply: FastifyReply,
-  ) => Promise<z.input<R[keyof R]> | FastifyReply>;
+  ) => z.input<R[keyof R]> | FastifyReply | Promise<z.input<R[keyof R]> | FastifyReply>;
 }
 
 const documented = (statuses: string[], codes: string[]) => `${statuses.join(', ')}: ${codes.join(', ')}`;
@@ -134,11 +149,16 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
   const recorded = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const writes = new WriteLog();
     try {
-      return await recordingWrites(writes, () => generic.handler(request as never, reply));
+      return await recordingWrites(writes, async () => generic.handler(request as never, reply));
     } finally {
       // A refusal can have written too (a lockout, a revoked session): it waits as well.
       await request.server.readYourWrites?.settle(writes);
     }
+  };
+  const answered = (reply: FastifyReply, body: unknown) => {
+    if (body === reply) return reply;
+    if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
+    return body;
   };
   // The declaration types the handler; fastify's own route types add nothing past this point.
   const options: RouteOptions = {
@@ -154,13 +174,16 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       response: { ...parserRefusalResponses, ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType, declaration.alternatives) },
     },
     config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
-    onRequest: declaration.access.hooks,
+    onRequest: declaration.access.hooks.map(callbackHook),
     ...(declaration.preValidation ? { preValidation: declaration.preValidation } : {}),
-    handler: async (request: FastifyRequest, reply: FastifyReply): Promise<never> => {
-      const body = readOnly === true || readOnly?.(request as never) ? await generic.handler(request as never, reply) : await recorded(request, reply);
-      if (body === reply) return reply as never;
-      if (onlyStatus !== undefined && reply.statusCode === 200) void reply.status(onlyStatus);
-      return body as never;
+    handler: (request: FastifyRequest, reply: FastifyReply): never => {
+      // Arrows inline, no named closure per request (the tsx loader wraps each in __name() as it is made).
+      if (!(readOnly === true || readOnly?.(request as never))) return recorded(request, reply).then((body) => answered(reply, body)) as never;
+      const body = generic.handler(request as never, reply);
+      // An answer without a promise is sent by fastify as returned; a reply the handler sent itself
+      // is returned as undefined (fastify then leaves it), an undefined answer as before.
+      if (body instanceof Promise || body === undefined) return Promise.resolve(body).then((settled) => answered(reply, settled)) as never;
+      return (body === reply ? undefined : answered(reply, body)) as never;
     },
   };
   app.route(options as never);

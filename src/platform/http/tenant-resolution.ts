@@ -13,7 +13,7 @@ declare module 'fastify' {
     tenant: TenantRef | null;
   }
   interface FastifyInstance {
-    findTenant(name: string): Promise<TenantRef | null>;
+    findTenant(name: string): TenantRef | null | Promise<TenantRef | null>;
   }
 }
 
@@ -43,21 +43,33 @@ export interface CredentialTenantErrors {
  * caller still verifies the credential in that tenant (a token's signature and tid, a refresh
  * token's session stream).
  */
-export async function adoptTenant(request: FastifyRequest, named: string | null, errors: CredentialTenantErrors): Promise<TenantRef> {
+export function adoptTenant(request: FastifyRequest, named: string | null, errors: CredentialTenantErrors): TenantRef | Promise<TenantRef> {
   if (request.tenant) {
     if (named !== null && named !== request.tenant.name) throw errors.foreign();
     return request.tenant;
   }
   if (named === null) throw errors.missing();
-  const tenant = TENANT_NAME.test(named) ? await request.server.findTenant(named) : null;
+  if (!TENANT_NAME.test(named)) throw errors.foreign();
+  const found = request.server.findTenant(named);
+  return found instanceof Promise ? found.then((tenant) => adopted(request, tenant, errors)) : adopted(request, found, errors);
+}
+
+function adopted(request: FastifyRequest, tenant: TenantRef | null, errors: CredentialTenantErrors): TenantRef {
   if (!tenant) throw errors.foreign();
   request.tenant = tenant;
   return tenant;
 }
 
+// Module-level, not a closure per request: the tsx loader wraps every named closure in __name() as it is made.
+function resolvedTo(request: FastifyRequest, tenant: TenantRef | null, done: (error?: Error) => void): void {
+  if (!tenant) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
+  request.tenant = tenant;
+  done();
+}
+
 export function registerTenantResolution(
   app: HttpServer,
-  options: { find: (name: string) => Promise<TenantRef | null>; defaultTenant?: string | undefined },
+  options: { find: (name: string) => TenantRef | null | Promise<TenantRef | null>; defaultTenant?: string | undefined },
 ): void {
   app.decorateRequest('tenant', null);
   app.decorate('findTenant', options.find);
@@ -73,10 +85,9 @@ export function registerTenantResolution(
     const name = sent || options.defaultTenant;
     if (!name) return done(platformError('MISSING_TENANT', 'The x-tenant header is required'));
     if (!TENANT_NAME.test(name)) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
-    options.find(name).then((tenant) => {
-      if (!tenant) return done(platformError('TENANT_NOT_FOUND', 'Tenant not found'));
-      request.tenant = tenant;
-      done();
-    }, done);
+    // A tenant already in memory answers without a promise and a tick.
+    const found = options.find(name);
+    if (found instanceof Promise) found.then((tenant) => resolvedTo(request, tenant, done), done);
+    else resolvedTo(request, found, done);
   });
 }

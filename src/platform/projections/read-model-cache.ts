@@ -12,6 +12,8 @@ export interface LoadingCacheOptions {
 interface Entry<Value> {
   value: Promise<Value>;
   loadedAt: number;
+  /** Set once the load succeeded: `current` answers it without a promise. */
+  loaded?: { value: Value };
 }
 
 /**
@@ -32,14 +34,30 @@ export class LoadingCache<Value> {
   }
 
   get(key: string): Promise<Value> {
+    return this.entry(key).value;
+  }
+
+  /**
+   * The value itself when it is loaded (no promise, no tick: every authenticated request looks its
+   * tenant and roles up here), else the load's promise, as `get`.
+   */
+  current(key: string): Value | Promise<Value> {
+    const entry = this.entry(key);
+    return entry.loaded ? entry.loaded.value : entry.value;
+  }
+
+  private entry(key: string): Entry<Value> {
     const now = this.now();
     const entry = this.entries.get(key);
-    if (entry && (this.options.ttlMs === undefined || now - entry.loadedAt < this.options.ttlMs)) return entry.value;
+    if (entry && (this.options.ttlMs === undefined || now - entry.loadedAt < this.options.ttlMs)) return entry;
     if (!entry && this.entries.size >= this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     const fresh: Entry<Value> = { value: this.load(key), loadedAt: now };
     this.entries.set(key, fresh);
-    fresh.value.catch(() => this.entries.get(key) === fresh && this.entries.delete(key));
-    return fresh.value;
+    fresh.value.then(
+      (value) => (fresh.loaded = { value }),
+      () => this.entries.get(key) === fresh && this.entries.delete(key),
+    );
+    return fresh;
   }
 
   invalidate(key: string): void {

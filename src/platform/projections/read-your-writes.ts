@@ -159,19 +159,25 @@ export class ReadYourWrites {
   }
 }
 
-type Queries = Record<string, (...args: never[]) => Promise<unknown>>;
+type Queries = Record<string, (...args: never[]) => unknown>;
 
 /**
  * Queries declared with the read model they read: inside a request that has written, each first
- * waits (bounded) until that projection has passed the request's writes.
+ * waits (bounded) until that projection has passed the request's writes. A query that answers
+ * without a promise (a cached value already loaded) is answered so when there is nothing to wait
+ * for; one that throws answers a rejected promise, as an async query would.
  */
 export function readModelQueries<Q extends Queries>(readModel: string, consistency: ReadYourWrites, queries: Q): Q {
   const waited = Object.entries(queries).map(([name, query]) => [
     name,
-    async (...args: never[]) => {
+    (...args: never[]) => {
       const waiting = consistency.readModel(readModel);
-      if (waiting) await waiting;
-      return query.apply(queries, args);
+      if (waiting) return waiting.then(() => query.apply(queries, args));
+      try {
+        return query.apply(queries, args);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
   ]);
   return Object.fromEntries(waited) as Q;

@@ -29,6 +29,13 @@ export interface CheckResult {
   resolution?: ResolutionNode;
 }
 
+function checkResult(outcome: Outcome, trace: ResolutionNode[] | undefined): CheckResult {
+  const result: CheckResult = { allowed: outcome === Outcome.allowed };
+  const root = trace?.[0];
+  if (root) result.resolution = compactResolution(root);
+  return result;
+}
+
 export interface ExpandRequest {
   objectType: string;
   objectId: string;
@@ -60,6 +67,14 @@ export class AuthorizationEngine {
   }
 
   async check(request: CheckRequest): Promise<CheckResult> {
+    return this.answerCheck(request);
+  }
+
+  /**
+   * The check's answer, without a promise when the reader answered synchronously (the in-memory
+   * index): the HTTP check's path. An invalid request throws.
+   */
+  answerCheck(request: CheckRequest): CheckResult | Promise<CheckResult> {
     requireRelation(this.typesystem, request.objectType, request.relation);
     requireObjectId(request.objectId);
     const subject = subjectOf(request);
@@ -69,12 +84,7 @@ export class AuthorizationEngine {
     const resolver = new CheckResolver(this.typesystem, reader, subject, this.options);
     const trace: ResolutionNode[] | undefined = request.explain ? [] : undefined;
     const resolved = resolver.resolve(request.objectType, request.objectId, request.relation, 0, trace);
-    // The in-memory index answers synchronously: no await (and its microtask) for a ready answer.
-    const outcome = isPromise(resolved) ? await resolved : resolved;
-    const result: CheckResult = { allowed: outcome === Outcome.allowed };
-    const root = trace?.[0];
-    if (root) result.resolution = compactResolution(root);
-    return result;
+    return isPromise(resolved) ? resolved.then((outcome) => checkResult(outcome, trace)) : checkResult(resolved, trace);
   }
 
   async expand(request: ExpandRequest): Promise<{ tree: ExpandNode }> {

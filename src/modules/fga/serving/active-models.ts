@@ -47,6 +47,12 @@ export class ActiveModels {
     return (await this.cache.get(tenant)).model;
   }
 
+  /** As `get`, without a promise once the tenant's models are loaded (every check asks). */
+  current(tenant: string): ActiveModel | null | Promise<ActiveModel | null> {
+    const entry = this.cache.current(tenant);
+    return entry instanceof Promise ? entry.then(({ model }) => model) : entry.model;
+  }
+
   /** Drops the tenant's entry; a load still running keeps answering only the requests already waiting for it. */
   invalidate(tenant: string): void {
     this.cache.invalidate(tenant);

@@ -1,8 +1,8 @@
 import { validationError } from '../../../platform/errors.ts';
 import { asDomainError, fgaError, noActiveModel } from '../app-errors.ts';
-import type { CheckRequest, ExpandRequest, ListObjectsRequest } from '../engine/authorization-engine.ts';
+import type { CheckRequest, CheckResult, ExpandRequest, ListObjectsRequest } from '../engine/authorization-engine.ts';
 import { AuthorizationEngine } from '../engine/authorization-engine.ts';
-import type { ActiveModels } from './active-models.ts';
+import type { ActiveModel, ActiveModels } from './active-models.ts';
 import type { TupleIndexes } from './tuple-indexes.ts';
 
 export interface AuthorizationDeps {
@@ -49,27 +49,36 @@ export function authorizationQueries(deps: AuthorizationDeps) {
     if (!(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
   }
 
-  // try/catch rather than .catch(): no promise of its own per query (checks are the hot path).
-  async function engineFor(tenant: string, atLeast: bigint | undefined): Promise<AuthorizationEngine> {
-    if (atLeast !== undefined) await reach(atLeast);
-    let model: Awaited<ReturnType<ActiveModels['get']>>;
-    try {
-      model = await deps.models.get(tenant);
-    } catch (error) {
-      return asDomainError(error);
-    }
+  const engineWith = (tenant: string, model: ActiveModel | null): AuthorizationEngine | Promise<AuthorizationEngine> => {
     if (!model) throw noActiveModel();
-    return new AuthorizationEngine(model.typesystem, await deps.indexes.storeOf(tenant));
+    const store = deps.indexes.loadedStoreOf(tenant);
+    return store instanceof Promise ? store.then((loaded) => new AuthorizationEngine(model.typesystem, loaded)) : new AuthorizationEngine(model.typesystem, store);
+  };
+
+  /**
+   * The tenant's engine: without a promise when its model and index are loaded and the consistency
+   * token (if any) is reached, the common case of every check.
+   */
+  function engineFor(tenant: string, atLeast: bigint | undefined): AuthorizationEngine | Promise<AuthorizationEngine> {
+    if (atLeast !== undefined && atLeast > deps.indexes.position.current) return reach(atLeast).then(() => engineFor(tenant, undefined));
+    const model = deps.models.current(tenant);
+    return model instanceof Promise ? model.then((loaded) => engineWith(tenant, loaded), asDomainError) : engineWith(tenant, model);
   }
 
+  const answerCheck = (engine: AuthorizationEngine, request: CheckRequest): CheckResult | Promise<CheckResult> => {
+    try {
+      const answer = engine.answerCheck(request);
+      return answer instanceof Promise ? answer.catch(evaluationError) : answer;
+    } catch (error) {
+      return evaluationError(error);
+    }
+  };
+
   return {
-    async check(tenant: string, request: CheckRequest, atLeast?: bigint) {
-      const engine = await engineFor(tenant, atLeast);
-      try {
-        return await engine.check(request);
-      } catch (error) {
-        return evaluationError(error);
-      }
+    /** Without a promise when everything it needs is in memory (see engineFor); an invalid request throws. */
+    check(tenant: string, request: CheckRequest, atLeast?: bigint): CheckResult | Promise<CheckResult> {
+      const engine = engineFor(tenant, atLeast);
+      return engine instanceof Promise ? engine.then((ready) => answerCheck(ready, request)) : answerCheck(engine, request);
     },
 
     async expand(tenant: string, request: ExpandRequest, atLeast?: bigint) {

@@ -88,6 +88,12 @@ export class TupleIndexes {
     return (this.views.get(tenant) ?? this.load(tenant)).ready;
   }
 
+  /** As `storeOf`, without a promise once the tenant's index is live (every check asks). */
+  loadedStoreOf(tenant: string): MemoryTupleStore | Promise<MemoryTupleStore> {
+    const loading = this.views.get(tenant) ?? this.load(tenant);
+    return loading.view.pending === null ? loading.view.store : loading.ready;
+  }
+
   private follow(event: RecordedEvent): void {
     const tenant = event.metadata.tenantId;
     if (FGA_MODEL_EVENT_TYPES.has(event.type)) this.deps.onModelEvent(tenant);

@@ -4,7 +4,7 @@ import { bearerToken } from '../authentication.ts';
 
 /** Checks an access token's signature, issuer and expiry for a tenant (the token service's verify). */
 export interface AccessTokenVerifier {
-  verify(token: string, tenant: string): Promise<{ sub: string; tid: string }>;
+  verify(token: string, tenant: string): { sub: string; tid: string } | Promise<{ sub: string; tid: string }>;
 }
 
 /** Who is calling, for per-user limits: `tenant:subject`, or null without a valid bearer token. */
