@@ -12,7 +12,10 @@
  * IAM_WEBHOOK_RETRY_SCHEDULE if set, else the real one: 1m, 5m, ...).
  * Every run checks that each event arrived exactly once at each subscription (each has its own URL),
  * and prints the load average (figures on a busy machine are floors).
- * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0]
+ * The service's event loop (its main thread) is one core at most: its CPU per delivery is printed
+ * apart, as it bounds the rate whatever the machine has left. `--cpu-profile DIR` writes the
+ * service's CPU profile of the measured window to DIR.
+ * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --cpu-profile DIR]
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,12 +25,14 @@ import { benchService } from './service.ts';
 import { generateEvents } from './event-generator.ts';
 import { countStatements } from './statement-counter.ts';
 import { startReceiverProcess, type ReceiverProcess } from './webhook-receiver.ts';
-import { fmt, numberOption as option, percentile, postgresCpu } from './support.ts';
+import { cpuProfiler } from './cpu-profile.ts';
+import { eventLoopCpu, fmt, numberOption as option, percentile, postgresCpu } from './support.ts';
 
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
+const profileDir = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 /** How often the outage run notes the queue's depth for its report. */
 const DEPTH_EVERY_MS = 10_000;
 
@@ -66,6 +71,8 @@ async function main(): Promise<void> {
     const postgresCpuSeconds = await postgresCpu(bench.db.pool);
     const postgresBefore = postgresCpuSeconds();
     const cpuBefore = process.cpuUsage();
+    const eventLoopBefore = eventLoopCpu();
+    const profile = profileDir ? await cpuProfiler() : null;
     const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds) : null;
     const total = rate * appendingSeconds;
     const started = performance.now();
@@ -79,6 +86,8 @@ async function main(): Promise<void> {
     const drainSeconds = (performance.now() - started) / 1000;
 
     const cpu = process.cpuUsage(cpuBefore);
+    const eventLoopAfter = eventLoopCpu();
+    if (profile) console.log(`service CPU profile: ${await profile.stop(profileDir!, `webhooks-${rate}x${subscriptions}`)}`);
     const postgresAfter = postgresCpuSeconds();
     const statementCount = statements.total();
     const report = await receiver.report();
@@ -107,7 +116,8 @@ async function main(): Promise<void> {
     const delivered = Math.max(1, arrivals.length);
     const perDelivery = (cpuMs: number) => fmt(cpuMs / delivered, 3);
     console.log(
-      `per delivery: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process, ` +
+      `per delivery: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process ` +
+        `(${eventLoopBefore === null || eventLoopAfter === null ? 'unknown' : perDelivery((eventLoopAfter - eventLoopBefore) * 1000)} ms in its event loop), ` +
         `${perDelivery(report.cpuMs)} ms in the receiver process, ${perDelivery(generated.cpuMs)} ms in the event generator, ` +
         `${postgresBefore === null || postgresAfter === null ? 'unknown' : perDelivery((postgresAfter - postgresBefore) * 1000)} ms in PostgreSQL (the generator's appends included); ` +
         `${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`,
