@@ -15,7 +15,8 @@
  * The service's event loop (its main thread) is one core at most: its CPU per delivery is printed
  * apart, as it bounds the rate whatever the machine has left. `--cpu-profile DIR` writes the
  * service's CPU profile of the measured window to DIR.
- * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --cpu-profile DIR]
+ * The run gives up `--give-up` seconds (300) after the last event was appended.
+ * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --give-up 300 --cpu-profile DIR]
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,9 +33,13 @@ const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
+/** How long the run waits, after the last event was appended, for the deliveries (and the drain) before it gives up. */
+const giveUpSeconds = option('give-up', 300);
 const profileDir = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 /** How often the outage run notes the queue's depth for its report. */
 const DEPTH_EVERY_MS = 10_000;
+/** How often the outage run looks at the queue (whether the backlog drained). */
+const SAMPLE_EVERY_MS = 1_000;
 
 async function main(): Promise<void> {
   // The receiver runs in a process of its own: this process's CPU is then the service's (and the event generator's).
@@ -80,7 +85,7 @@ async function main(): Promise<void> {
     const generated = await generateEvents({ databaseUrl: bench.db.url, rate, total });
     const appendSeconds = generated.seconds;
     const expected = total * subscriptions;
-    const giveUpAt = started + (appendingSeconds + 300) * 1000;
+    const giveUpAt = started + (appendingSeconds + giveUpSeconds) * 1000;
     if (outage) await outage.drained(giveUpAt, expected);
     else while (receiver.arrived() < expected && performance.now() < giveUpAt) await sleep(50);
     const drainSeconds = (performance.now() - started) / 1000;
@@ -231,7 +236,9 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
       // Events still on their way through the relay and the bus have no queue row yet: an empty
       // queue is the end only once every delivery arrived.
       if ((appended && backlogDrained && depth === 0 && received() >= expected) || performance.now() > giveUpAt) return;
-      await sleep(250);
+      // Each sample counts the waiting rows (millions after a long outage): not so often that the
+      // counting itself is a share of PostgreSQL's work.
+      await sleep(SAMPLE_EVERY_MS);
     }
   })();
   return {
