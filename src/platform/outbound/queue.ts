@@ -148,9 +148,6 @@ const recovery = (feature: string, targets: string) => `recovered as (
  */
 const RECOVERY_GRACE = `interval '1 minute'`;
 
-/** Whether `id` is a UUIDv7 in its canonical lower-case form (its first 48 bits a Unix time in milliseconds). */
-const isTimeOrderedId = (id: string): boolean => id.length === 36 && id.charCodeAt(14) === 0x37 && isUuid(id) && id === id.toLowerCase();
-
 /** RFC 9562's namespace for URLs, of which each feature's delivery ids take a namespace of their own. */
 const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';
 
@@ -173,16 +170,10 @@ export class OutboundQueue {
 
   /**
    * The id of the delivery of an event to a target, the same wherever and however often it is
-   * computed: the primary key alone keeps each event to one delivery per target. For an event id
-   * that is a UUIDv7 (every event's) it is a UUIDv8 ordered by the event's time: its first 48 bits
-   * are the event id's milliseconds, the other 74 those of the name-based id (UUIDv5) of the feature,
-   * target and event. Deliveries then enter the primary key at its end, as events come, rather than
-   * on a random page of it each (a UUIDv5). Other event ids (none today) keep the UUIDv5.
+   * computed: the primary key alone keeps each event to one delivery per target.
    */
   idOf(targetId: string, eventId: string): string {
-    const named = this.ids(`${targetId}\n${eventId}`);
-    if (!isTimeOrderedId(eventId)) return named;
-    return `${eventId.slice(0, 8)}-${eventId.slice(9, 13)}-8${named.slice(15, 18)}-${named.slice(19)}`;
+    return this.ids(`${targetId}\n${eventId}`);
   }
 
   /**

@@ -24,22 +24,6 @@ describe('outbound delivery queue', () => {
   const deliveries = (count: number, targetId = 'target-1') =>
     Array.from({ length: count }, () => ({ tenantId: 'acme', targetId, eventId: newId(), eventType: 'thing.happened', payload: '{}' }));
 
-  it("derives a delivery's id from (feature, target, event), ordered by the event's time when the event id is a UUIDv7", () => {
-    const queue = new Queue(db.pool, 'ids');
-    // UUIDv7s one millisecond apart.
-    const [earlier, later] = ['0193a2b4-1111-7abc-8def-0123456789ab', '0193a2b4-1112-7abc-8def-0123456789ab'];
-    const id = queue.idOf('target-1', earlier);
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(id.slice(0, 13)).toBe(earlier.slice(0, 13));
-    expect(new Queue(db.pool, 'ids').idOf('target-1', earlier)).toBe(id);
-    expect(new Set([id, queue.idOf('target-2', earlier), queue.idOf('target-1', later), new Queue(db.pool, 'other').idOf('target-1', earlier)]).size).toBe(4);
-    expect(queue.idOf('target-9', later) > queue.idOf('target-1', earlier)).toBe(true);
-    // Another kind of event id: the name-based UUIDv5, just as stable.
-    const foreign = '1b4e28ba-2fa1-41d2-883f-0016d3cca427';
-    expect(queue.idOf('target-1', foreign)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-/);
-    expect(queue.idOf('target-1', foreign)).toBe(new Queue(db.pool, 'ids').idOf('target-1', foreign));
-  });
-
   it('enqueues an event once per target, however often the consumer sees it', async () => {
     const queue = new Queue(db.pool, 'once');
     const batch = deliveries(3);
