@@ -12,7 +12,11 @@
  * IAM_WEBHOOK_RETRY_SCHEDULE if set, else the real one: 1m, 5m, ...).
  * Every run checks that each event arrived exactly once at each subscription (each has its own URL),
  * and prints the load average (figures on a busy machine are floors).
- * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0]
+ * The service's event loop (its main thread) is one core at most: its CPU per delivery is printed
+ * apart, as it bounds the rate whatever the machine has left. `--cpu-profile DIR` writes the
+ * service's CPU profile of the measured window to DIR.
+ * The run gives up `--give-up` seconds (300) after the last event was appended.
+ * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --give-up 300 --cpu-profile DIR]
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,14 +26,20 @@ import { benchService } from './service.ts';
 import { generateEvents } from './event-generator.ts';
 import { countStatements } from './statement-counter.ts';
 import { startReceiverProcess, type ReceiverProcess } from './webhook-receiver.ts';
-import { fmt, numberOption as option, percentile, postgresCpu } from './support.ts';
+import { cpuProfiler } from './cpu-profile.ts';
+import { eventLoopCpu, fmt, numberOption as option, percentile, postgresCpu } from './support.ts';
 
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
+/** How long the run waits, after the last event was appended, for the deliveries (and the drain) before it gives up. */
+const giveUpSeconds = option('give-up', 300);
+const profileDir = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 /** How often the outage run notes the queue's depth for its report. */
 const DEPTH_EVERY_MS = 10_000;
+/** How often the outage run looks at the queue (whether the backlog drained). */
+const SAMPLE_EVERY_MS = 1_000;
 
 async function main(): Promise<void> {
   // The receiver runs in a process of its own: this process's CPU is then the service's (and the event generator's).
@@ -66,6 +76,8 @@ async function main(): Promise<void> {
     const postgresCpuSeconds = await postgresCpu(bench.db.pool);
     const postgresBefore = postgresCpuSeconds();
     const cpuBefore = process.cpuUsage();
+    const eventLoopBefore = eventLoopCpu();
+    const profile = profileDir ? await cpuProfiler() : null;
     const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds) : null;
     const total = rate * appendingSeconds;
     const started = performance.now();
@@ -73,12 +85,14 @@ async function main(): Promise<void> {
     const generated = await generateEvents({ databaseUrl: bench.db.url, rate, total });
     const appendSeconds = generated.seconds;
     const expected = total * subscriptions;
-    const giveUpAt = started + (appendingSeconds + 300) * 1000;
+    const giveUpAt = started + (appendingSeconds + giveUpSeconds) * 1000;
     if (outage) await outage.drained(giveUpAt, expected);
     else while (receiver.arrived() < expected && performance.now() < giveUpAt) await sleep(50);
     const drainSeconds = (performance.now() - started) / 1000;
 
     const cpu = process.cpuUsage(cpuBefore);
+    const eventLoopAfter = eventLoopCpu();
+    if (profile) console.log(`service CPU profile: ${await profile.stop(profileDir!, `webhooks-${rate}x${subscriptions}`)}`);
     const postgresAfter = postgresCpuSeconds();
     const statementCount = statements.total();
     const report = await receiver.report();
@@ -107,7 +121,8 @@ async function main(): Promise<void> {
     const delivered = Math.max(1, arrivals.length);
     const perDelivery = (cpuMs: number) => fmt(cpuMs / delivered, 3);
     console.log(
-      `per delivery: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process, ` +
+      `per delivery: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process ` +
+        `(${eventLoopBefore === null || eventLoopAfter === null ? 'unknown' : perDelivery((eventLoopAfter - eventLoopBefore) * 1000)} ms in its event loop), ` +
         `${perDelivery(report.cpuMs)} ms in the receiver process, ${perDelivery(generated.cpuMs)} ms in the event generator, ` +
         `${postgresBefore === null || postgresAfter === null ? 'unknown' : perDelivery((postgresAfter - postgresBefore) * 1000)} ms in PostgreSQL (the generator's appends included); ` +
         `${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`,
@@ -221,7 +236,9 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
       // Events still on their way through the relay and the bus have no queue row yet: an empty
       // queue is the end only once every delivery arrived.
       if ((appended && backlogDrained && depth === 0 && received() >= expected) || performance.now() > giveUpAt) return;
-      await sleep(250);
+      // Each sample counts the waiting rows (millions after a long outage): not so often that the
+      // counting itself is a share of PostgreSQL's work.
+      await sleep(SAMPLE_EVERY_MS);
     }
   })();
   return {

@@ -1,4 +1,4 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';
 
 // uuid's own v7() draws its 16 random bytes through WebCrypto on every call (about 5 µs, more than
@@ -36,14 +36,33 @@ export function isUuid(id: string): boolean {
 }
 
 /**
- * A name-based identifier (UUIDv5, RFC 9562: SHA-1 of the namespace's bytes and the name): the same
- * for the same namespace and name wherever it is computed. uuid's v5() costs about 8 µs a call
- * (bytes built in JS); one delivery id per webhook delivery made that a share of the consumer's CPU.
+ * Name-based identifiers (UUIDv5, RFC 9562: SHA-1 of the namespace's bytes and the name) in one
+ * namespace: the same for the same namespace and name wherever they are computed. The namespace's
+ * bytes are decoded once and the name is written after them into a buffer kept for the next call,
+ * hashed by node's one-shot `hash` (about 2.4 µs a call, against 5 µs with a Hash object and the
+ * namespace decoded per call, and 8 µs for uuid's v5(), which builds its bytes in JS): a webhook
+ * delivery's id is computed once per delivery, at thousands a second.
  */
+export function nameBasedIds(namespace: string): (name: string) => string {
+  let scratch = Buffer.alloc(256);
+  Buffer.from(namespace.replaceAll('-', ''), 'hex').copy(scratch);
+  return (name) => {
+    const length = Buffer.byteLength(name, 'utf8');
+    if (16 + length > scratch.length) {
+      const larger = Buffer.alloc(2 * (16 + length));
+      scratch.copy(larger, 0, 0, 16);
+      scratch = larger;
+    }
+    scratch.write(name, 16, 'utf8');
+    const digest = hash('sha1', scratch.subarray(0, 16 + length), 'buffer');
+    digest[6] = (digest[6]! & 0x0f) | 0x50;
+    digest[8] = (digest[8]! & 0x3f) | 0x80;
+    const hex = digest.toString('hex', 0, 16);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+}
+
+/** One name-based identifier (UUIDv5); `nameBasedIds` for many in one namespace. */
 export function nameBasedId(namespace: string, name: string): string {
-  const digest = createHash('sha1').update(Buffer.from(namespace.replaceAll('-', ''), 'hex')).update(name, 'utf8').digest();
-  digest[6] = (digest[6]! & 0x0f) | 0x50;
-  digest[8] = (digest[8]! & 0x3f) | 0x80;
-  const hex = digest.toString('hex', 0, 16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return nameBasedIds(namespace)(name);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { v5 } from 'uuid';
-import { isUuid, nameBasedId, newId } from '../../src/platform/ids.ts';
+import { isUuid, nameBasedId, nameBasedIds, newId } from '../../src/platform/ids.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -27,5 +27,14 @@ describe('nameBasedId', () => {
     for (const namespace of [v5.URL, v5.DNS, newId()]) {
       for (const name of names) expect(nameBasedId(namespace, name)).toBe(v5(name, namespace));
     }
+  });
+});
+
+describe('nameBasedIds', () => {
+  it('answers the same ids as nameBasedId call after call, a long name (its buffer grown) between short ones', () => {
+    const namespace = newId();
+    const ids = nameBasedIds(namespace);
+    const names = ['a', `${newId()}\n${newId()}`, 'x'.repeat(1_000), 'ü', '', 'é'.repeat(300), 'b'];
+    for (const name of [...names, ...names]) expect(ids(name)).toBe(v5(name, namespace));
   });
 });

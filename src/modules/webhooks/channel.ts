@@ -11,7 +11,7 @@ import type { WebhookCommands } from './commands.ts';
 import { webhookTypeOf } from '../audit/index.ts';
 import { needsHistory, webhookData } from './payloads.ts';
 import type { WebhookQueries, WebhookSubscriber } from './queries.ts';
-import { signatureHeaders } from './signing.ts';
+import { signatureHeaders, signingKey } from './signing.ts';
 
 /** Consecutive failed deliveries (retry schedule exhausted) after which a subscription is deactivated (spec, Limits). */
 export const FAILURES_BEFORE_DEACTIVATION = 10;
@@ -99,15 +99,15 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
         const target = targets.get(delivery.targetId);
         if (!target) return null;
         const now = deps.clock.now();
-        const secrets = [deps.secretBox.open(target.sealedSecret)];
+        const keys = [signingKey(deps.secretBox.open(target.sealedSecret))];
         if (target.previousSealedSecret && target.previousSecretExpiresAt && target.previousSecretExpiresAt > now) {
-          secrets.push(deps.secretBox.open(target.previousSealedSecret));
+          keys.push(signingKey(deps.secretBox.open(target.previousSealedSecret)));
         }
-        return { target, secrets };
+        return { target, keys };
       });
       // A test event reaches an inactive subscription too: that is how one checks it before reactivating.
       if (!signer || (!signer.target.isActive && delivery.eventType !== TEST_WEBHOOK_TYPE)) return null;
-      const { target, secrets } = signer;
+      const { target, keys } = signer;
       const now = deps.clock.now();
       return {
         url: target.url,
@@ -116,7 +116,7 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
           'x-webhook-id': delivery.eventId,
-          ...signatureHeaders(secrets, now, delivery.payload),
+          ...signatureHeaders(keys, now, delivery.payload),
         },
       };
     },

@@ -27,8 +27,11 @@ export const publicEventSchema: z.ZodType<PublicEvent> = z.object({
   }),
 });
 
-/** The envelope of a recorded event. Redaction of sensitive fields is the relay's job, before this. */
-export function toPublicEvent(event: RecordedEvent): PublicEvent {
+/**
+ * The envelope of a recorded event, with `data` (the relay's: sensitive fields stripped) in place
+ * of its own. Redaction of sensitive fields is the relay's job, before this.
+ */
+export function toPublicEvent(event: RecordedEvent, data: unknown = event.data): PublicEvent {
   return {
     version: 1,
     id: event.id,
@@ -38,7 +41,7 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     revision: event.revision.toString(),
     position: event.position.toString(),
     occurredAt: event.metadata.occurredAt,
-    data: event.data,
+    data,
     metadata: event.metadata,
   };
 }

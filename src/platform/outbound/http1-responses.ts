@@ -18,6 +18,19 @@ const LINE_END = Buffer.from('\r\n');
 /** A chunk-size line or the trailers, at most this long. */
 const MAX_CHUNK_LINE_BYTES = 1024;
 
+/** The status of a status line `HTTP/1.x nnn[ reason]` (`head` up to `end`), or null when it is not one. */
+function statusCode(head: string, end: number): number | null {
+  if (!head.startsWith('HTTP/1.') || end < 12 || (head.charCodeAt(7) !== 0x30 && head.charCodeAt(7) !== 0x31) || head.charCodeAt(8) !== 0x20) return null;
+  if (end > 12 && head.charCodeAt(12) !== 0x20) return null;
+  let status = 0;
+  for (let i = 9; i < 12; i++) {
+    const digit = head.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return null;
+    status = status * 10 + digit;
+  }
+  return status;
+}
+
 type Framing = { kind: 'length'; left: number } | { kind: 'chunked'; left: number; state: 'size' | 'data' | 'data-end' | 'trailers' } | { kind: 'until-close' };
 
 /**
@@ -71,29 +84,33 @@ export class Http1ResponseReader {
       return false;
     }
     if (headEnd > this.options.maxHeaderBytes) throw new Http1ProtocolError('response headers too large');
-    const lines = this.pending.toString('latin1', 0, headEnd).split('\r\n');
+    const head = this.pending.toString('latin1', 0, headEnd);
     this.pending = this.pending.subarray(headEnd + HEAD_END.length);
-    const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0] ?? '');
-    if (!statusLine) throw new Http1ProtocolError('not an HTTP/1.1 answer');
-    const status = Number(statusLine[2]);
-    const http10 = statusLine[1] === '0';
+    // Read with indexOf and char codes, not split and regular expressions: an answer per delivery.
+    const statusEnd = head.indexOf('\r\n') < 0 ? head.length : head.indexOf('\r\n');
+    const status = statusCode(head, statusEnd);
+    if (status === null) throw new Http1ProtocolError('not an HTTP/1.1 answer');
+    const http10 = head.charCodeAt(7) === 0x30;
     let length: number | null = null;
     let chunked = false;
     let connection = '';
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.indexOf(':');
-      if (colon <= 0) throw new Http1ProtocolError('malformed response header');
-      const name = line.slice(0, colon).trim().toLowerCase();
+    for (let start = statusEnd + 2; start < head.length; ) {
+      let end = head.indexOf('\r\n', start);
+      if (end < 0) end = head.length;
+      const colon = head.indexOf(':', start);
+      if (colon <= start || colon > end) throw new Http1ProtocolError('malformed response header');
+      const name = head.slice(start, colon).trim().toLowerCase();
       if (name === 'content-length') {
-        const value = line.slice(colon + 1).trim();
+        const value = head.slice(colon + 1, end).trim();
         if (!/^\d{1,15}$/.test(value) || (length !== null && length !== Number(value))) throw new Http1ProtocolError('invalid content-length header');
         length = Number(value);
-      } else if (name === 'transfer-encoding') chunked = /(^|,)\s*chunked\s*$/i.test(line.slice(colon + 1));
-      else if (name === 'connection') connection = line.slice(colon + 1).trim().toLowerCase();
+      } else if (name === 'transfer-encoding') chunked = /(^|,)\s*chunked\s*$/i.test(head.slice(colon + 1, end));
+      else if (name === 'connection') connection = head.slice(colon + 1, end).trim().toLowerCase();
+      start = end + 2;
     }
     if (status < 200 && status !== 101) return true; // interim answer: the real one follows
-    const closes = connection.split(/\s*,\s*/).includes('close') || (http10 && !connection.split(/\s*,\s*/).includes('keep-alive'));
+    const options = connection === '' ? [] : connection.split(/\s*,\s*/);
+    const closes = options.includes('close') || (http10 && !options.includes('keep-alive'));
     this.head = { status, closes };
     if (status === 204 || status === 304) this.framing = { kind: 'length', left: 0 };
     else if (chunked) this.framing = { kind: 'chunked', left: 0, state: 'size' };

@@ -103,6 +103,8 @@ export class HttpsClient {
    * one per request, as each addEventListener walks the signal's listeners (thousands in flight).
    */
   private readonly cutsBySignal = new WeakMap<AbortSignal, Set<PendingPost>>();
+  /** Each checked target's pool key (origin and address): `URL.origin` is recomputed at every read. */
+  private readonly poolKeys = new WeakMap<CheckedTarget, string>();
 
   constructor(private readonly options: HttpsClientOptions) {
     this.resolve = options.resolve ?? systemResolver;
@@ -248,8 +250,13 @@ export class HttpsClient {
   }
 
   /** The connections to the receiver at `url`'s origin, going only to the checked `address`. */
-  private connectionsTo({ url, address }: CheckedTarget): ReceiverConnections {
-    const key = `${url.origin} ${address}`;
+  private connectionsTo(target: CheckedTarget): ReceiverConnections {
+    const { url, address } = target;
+    let key = this.poolKeys.get(target);
+    if (key === undefined) {
+      key = `${url.origin} ${address}`;
+      this.poolKeys.set(target, key);
+    }
     let connections = this.pools.get(key);
     if (connections) return connections;
     if (this.pools.size >= MAX_POOLS_KEPT) {

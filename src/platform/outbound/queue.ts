@@ -1,5 +1,6 @@
 import type { Pool, Queryable } from '../db/pool.ts';
-import { isUuid, nameBasedId } from '../ids.ts';
+import { isUuid, nameBasedId, nameBasedIds } from '../ids.ts';
+import { integerArray, textArray, timestampArray } from './array-parameters.ts';
 import type { AttemptResult } from './https-client.ts';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
@@ -13,8 +14,9 @@ export interface NewDelivery {
   payload: string;
 }
 
-/** A delivery a worker holds for one attempt (the lease of its claim). */
+/** A delivery a worker holds for one attempt (the lease of its claim), or the consumer's before its row exists. */
 export interface ClaimedDelivery extends NewDelivery {
+  /** `OutboundQueue.idOf(targetId, eventId)`: the queue stores it as given (computed once per delivery). */
   id: string;
   /** The number of this attempt, 1 for the first. */
   attempt: number;
@@ -84,13 +86,13 @@ export interface FailedAttempt extends DeliveredAttempt {
 }
 
 /** The first six parameters of an attempts' unnest: delivery id, attempt, started at, duration, status, body. */
-const attemptColumns = (attempts: DeliveredAttempt[], ids = attempts.map((a) => a.delivery.id)) => [
-  ids,
-  attempts.map((a) => a.delivery.attempt),
-  attempts.map((a) => a.startedAt),
-  attempts.map((a) => a.result.durationMs),
-  attempts.map((a) => a.result.status),
-  attempts.map((a) => a.result.body),
+const attemptColumns = (attempts: DeliveredAttempt[]) => [
+  textArray(attempts.map((a) => a.delivery.id)),
+  integerArray(attempts.map((a) => a.delivery.attempt)),
+  timestampArray(attempts.map((a) => a.startedAt)),
+  integerArray(attempts.map((a) => a.result.durationMs)),
+  integerArray(attempts.map((a) => a.result.status)),
+  textArray(attempts.map((a) => a.result.body)),
 ];
 
 /**
@@ -98,7 +100,7 @@ const attemptColumns = (attempts: DeliveredAttempt[], ids = attempts.map((a) => 
  * targets share it) and, per delivery, its body's 1-based place in that list. The rows still store
  * the body each, but it is encoded, sent and parsed once per event rather than once per target.
  */
-function payloadColumns(deliveries: readonly NewDelivery[]): [string[], number[]] {
+function payloadColumns(deliveries: readonly NewDelivery[]): [string, string] {
   const places = new Map<string, number>();
   const payloads: string[] = [];
   const placeOf = deliveries.map(({ payload }) => {
@@ -109,7 +111,7 @@ function payloadColumns(deliveries: readonly NewDelivery[]): [string[], number[]
     }
     return place;
   });
-  return [payloads, placeOf];
+  return [textArray(payloads), integerArray(placeOf)];
 }
 
 // Statements that update rows by id name them in an array (`id = any(...)`) as well as in the join
@@ -151,8 +153,8 @@ const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';
 
 /** The durable queue of one feature (webhooks, log streams) in table outbound_deliveries. */
 export class OutboundQueue {
-  /** The name space of this feature's delivery ids. */
-  private readonly idSpace: string;
+  /** This feature's delivery ids, in a name space of their own. */
+  private readonly ids: (name: string) => string;
 
   /**
    * `probeIntervalMs`: while a target's circuit is open (it failed an attempt and has not answered
@@ -163,7 +165,7 @@ export class OutboundQueue {
     readonly feature: string,
     private readonly probeIntervalMs: number,
   ) {
-    this.idSpace = nameBasedId(URL_NAMESPACE, feature);
+    this.ids = nameBasedIds(nameBasedId(URL_NAMESPACE, feature));
   }
 
   /**
@@ -171,7 +173,7 @@ export class OutboundQueue {
    * computed: the primary key alone keeps each event to one delivery per target.
    */
   idOf(targetId: string, eventId: string): string {
-    return nameBasedId(this.idSpace, `${targetId}\n${eventId}`);
+    return this.ids(`${targetId}\n${eventId}`);
   }
 
   /**
@@ -182,7 +184,7 @@ export class OutboundQueue {
    * without an attempt, until a probe of the target gets through (claimDue); with `attemptNow`
    * (an administrator's test event) it is due at once all the same.
    */
-  async enqueue(tx: Queryable, deliveries: NewDelivery[], now: Date, options: { leasedUntil?: Date; attemptNow?: boolean } = {}): Promise<string[]> {
+  async enqueue(tx: Queryable, deliveries: (NewDelivery | ClaimedDelivery)[], now: Date, options: { leasedUntil?: Date; attemptNow?: boolean } = {}): Promise<string[]> {
     if (deliveries.length === 0) return [];
     const leasedUntil = options.leasedUntil ?? null;
     const [payloads, payloadPlaces] = payloadColumns(deliveries);
@@ -198,11 +200,11 @@ export class OutboundQueue {
       [
         this.feature,
         now,
-        deliveries.map((d) => this.idOf(d.targetId, d.eventId)),
-        deliveries.map((d) => d.tenantId),
-        deliveries.map((d) => d.targetId),
-        deliveries.map((d) => d.eventId),
-        deliveries.map((d) => d.eventType),
+        textArray(deliveries.map((d) => ('id' in d ? d.id : this.idOf(d.targetId, d.eventId)))),
+        textArray(deliveries.map((d) => d.tenantId)),
+        textArray(deliveries.map((d) => d.targetId)),
+        textArray(deliveries.map((d) => d.eventId)),
+        textArray(deliveries.map((d) => d.eventType)),
         payloadPlaces,
         leasedUntil,
         payloads,
@@ -231,14 +233,11 @@ export class OutboundQueue {
               as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
        on conflict (id) do nothing`,
       [
-        ...attemptColumns(
-          attempts,
-          attempts.map((a) => this.idOf(a.delivery.targetId, a.delivery.eventId)),
-        ),
-        attempts.map((a) => a.delivery.tenantId),
-        attempts.map((a) => a.delivery.targetId),
-        attempts.map((a) => a.delivery.eventId),
-        attempts.map((a) => a.delivery.eventType),
+        ...attemptColumns(attempts),
+        textArray(attempts.map((a) => a.delivery.tenantId)),
+        textArray(attempts.map((a) => a.delivery.targetId)),
+        textArray(attempts.map((a) => a.delivery.eventId)),
+        textArray(attempts.map((a) => a.delivery.eventType)),
         payloadPlaces,
         this.feature,
         payloads,
@@ -337,9 +336,9 @@ export class OutboundQueue {
        returning target_id, consecutive_failures`,
       [
         ...attemptColumns(failures),
-        failures.map((f) => f.result.error),
-        failures.map((f) => f.retryAt),
-        failures.map((f) => f.delivery.targetId),
+        textArray(failures.map((f) => f.result.error)),
+        timestampArray(failures.map((f) => f.retryAt)),
+        textArray(failures.map((f) => f.delivery.targetId)),
         this.feature,
         this.probeIntervalMs,
       ],
