@@ -142,6 +142,26 @@ const recovery = (feature: string, targets: string) => `recovered as (
         where d.feature = ${feature} and d.target_id = r.target_id and d.next_attempt_at > now() and d.next_attempt_at < 'infinity'
           and d.status = 'retrying' and ${UNLEASED('d', 'now()')}`;
 
+/** PostgreSQL's deadlock_detected: the victim's statement was rolled back whole. */
+const DEADLOCK_DETECTED = '40P01';
+const DEADLOCK_TRIES = 3;
+
+/**
+ * Runs one self-contained statement again when PostgreSQL chose it as a deadlock's victim: recording
+ * attempts locks targets' rows in target order, while a claim's probe locks the failing targets in
+ * the table's order, so the two can meet crosswise during an outage. Nothing of the victim was
+ * written, so running it again records its attempts once.
+ */
+async function retryingDeadlocks<T>(statement: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (tries >= DEADLOCK_TRIES || (error as { code?: unknown }).code !== DEADLOCK_DETECTED) throw error;
+    }
+  }
+}
+
 /**
  * How long a recovered target keeps being looked at for held deliveries after none is left: an
  * enqueue that read the circuit open just before it closed commits its held rows within it.
@@ -313,7 +333,7 @@ export class OutboundQueue {
    */
   async recordFailures(failures: FailedAttempt[]): Promise<Map<string, number>> {
     if (failures.length === 0) return new Map();
-    const { rows } = await this.pool.query<{ target_id: string; consecutive_failures: number }>(
+    const { rows } = await retryingDeadlocks(() => this.pool.query<{ target_id: string; consecutive_failures: number }>(
       `with input as (
          select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
                 as t (id, attempt, started_at, duration_ms, response_status, response_body, error, retry_at, target_id)
@@ -342,7 +362,7 @@ export class OutboundQueue {
         this.feature,
         this.probeIntervalMs,
       ],
-    );
+    ));
     return new Map(rows.map((row) => [row.target_id, row.consecutive_failures]));
   }
 
@@ -357,7 +377,7 @@ export class OutboundQueue {
    */
   async recordDelivered(attempts: DeliveredAttempt[]): Promise<number> {
     if (attempts.length === 0) return 0;
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await retryingDeadlocks(() => this.pool.query(
       `with input as (
          select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
                 as t (id, attempt, started_at, duration_ms, response_status, response_body)
@@ -371,7 +391,7 @@ export class OutboundQueue {
            from input i where d.id = any($1::uuid[]) and d.id = i.id
        ), ${recovery('$7', '$8')}`,
       [...attemptColumns(attempts), this.feature, [...new Set(attempts.map((a) => a.delivery.targetId))]],
-    );
+    ));
     return rowCount ?? 0;
   }
 

@@ -102,6 +102,36 @@ describe('outbound delivery queue', () => {
     expect((await queue.claimDue(retryAt, 10, 60_000)).map((delivery) => delivery.targetId)).toEqual(['blinking', 'blinking']);
   });
 
+  it("records failed attempts once even when PostgreSQL picks their statement as a deadlock's victim", async () => {
+    const queue = new Queue(db.pool, 'crosswise');
+    const now = new Date();
+    await queue.enqueue(db.pool, [...deliveries(1, 'a-target'), ...deliveries(1, 'b-target')], now);
+    const claimed = await queue.claimDue(now, 2, 60_000);
+    const retryAt = new Date(now.getTime() + 60_000);
+    // Both targets' rows exist, so recording locks them: a-target first, then b-target.
+    await queue.recordFailures(claimed.map((delivery) => ({ delivery, result: failed, startedAt: now, retryAt })));
+    const retries = await queue.claimDue(retryAt, 2, 60_000);
+
+    // Another writer (a claim's probe) holds b-target and then wants a-target: crosswise.
+    const other = await db.pool.connect();
+    try {
+      await other.query('begin');
+      // The recording waits first, so its deadlock check runs first and it is the victim.
+      await other.query("set local deadlock_timeout = '10s'");
+      await other.query("update outbound_targets set probe_at = now() where feature = 'crosswise' and target_id = 'b-target'");
+      const recording = queue.recordFailures(retries.map((delivery) => ({ delivery, result: failed, startedAt: retryAt, retryAt: null })));
+      await expect.poll(async () => (await db.pool.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rowCount).toBe(1);
+      await other.query("update outbound_targets set probe_at = now() where feature = 'crosswise' and target_id = 'a-target'");
+      await other.query('commit');
+      expect(Object.fromEntries(await recording)).toEqual({ 'a-target': 1, 'b-target': 1 });
+    } finally {
+      await other.query('rollback');
+      other.release();
+    }
+    const { rows } = await db.pool.query('select count(*)::int as n from outbound_attempts where delivery_id = any($1::uuid[]) and attempt = 2', [retries.map((d) => d.id)]);
+    expect(rows[0].n).toBe(2);
+  });
+
   it("a target's success after failures makes its waiting retries due at once, except those in flight", async () => {
     const queue = new Queue(db.pool, 'recovery');
     const now = new Date();
