@@ -17,6 +17,7 @@ import type { Config } from './config.ts';
 import { openBus, openMailerFromConfig, outboundClientFromConfig, rateLimitsFromConfig } from './infrastructure.ts';
 import { cataloguedStore, eventCatalogue, publicEventData } from './event-catalogue.ts';
 import { BackgroundTasks } from './platform/background-tasks.ts';
+import type { OutboundFeatureDeps } from './platform/outbound/feature.ts';
 import { registerOutboundMetrics } from './platform/outbound/metrics.ts';
 import { registerConsumerLag, registerRelayMetrics } from './platform/bus/bus-metrics.ts';
 import { EventRelay, publicEnvelope } from './platform/bus/relay.ts';
@@ -136,47 +137,39 @@ export async function buildService(infra: Infrastructure) {
   const oauth = oauthModule({ store, applications: readModelQueries('applications', readYourWrites, { byClientId: clients.byClientId }), clock, tokens, keyRing, issuer: config.IAM_ISSUER, roles: roles.queries, settings, sessions: sessions.commands, secretBox, subjects: users.subjects });
   const grants = oauth.grants(grantRegistry({ store, tokens, roles: roles.queries, settings, sessions: sessions.commands, subjects: users.subjects }));
   const outboundClient = outboundClientFromConfig(config);
-  const outboundMetrics = registerOutboundMetrics(metrics, clock);
-  const webhooks = webhooksModule({
+  // What webhooks and log streams share: the delivery engine's bus, pool, client and limits.
+  const outbound = {
     ...commandDeps,
     pool,
-    queries: readModelQueries('webhooks', readYourWrites, webhookQueries(pool)),
     readModels: runner,
     readModelTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     bus,
     topic,
     client: outboundClient,
     secretBox,
+    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
+    probeIntervalMs: config.IAM_OUTBOUND_PROBE_INTERVAL_MS,
+    metrics: registerOutboundMetrics(metrics, clock),
+    logger,
+  } satisfies OutboundFeatureDeps;
+  const webhooks = webhooksModule({
+    ...outbound,
+    queries: readModelQueries('webhooks', readYourWrites, webhookQueries(pool)),
     mailer,
     adminEmails: async (tenant) => (await users.queries.list(tenant, { page: 1, limit: 100, role: 'admin', status: 'active' })).items.map((user) => user.email),
     retrySchedule: config.IAM_WEBHOOK_RETRY_SCHEDULE,
-    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
-    probeIntervalMs: config.IAM_OUTBOUND_PROBE_INTERVAL_MS,
-    metrics: outboundMetrics,
-    logger,
   });
   const applications = { commands: applicationCommands({ ...commandDeps, forget: clients.forget }), queries: readModelQueries('applications', readYourWrites, applicationQueries(pool)) };
   const audit = auditQueries(pool);
   const logStreams = logStreamsModule({
-    ...commandDeps,
-    pool,
+    ...outbound,
     queries: readModelQueries('log-streams', readYourWrites, logStreamQueries(pool)),
-    readModels: runner,
-    readModelTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
-    bus,
-    topic,
-    client: outboundClient,
-    secretBox,
     // The audit log's own entry, so a stream receives exactly what the log records.
     auditEntry: async (event) =>
       (await runner.waitFor(BigInt(event.position), config.READ_YOUR_WRITES_TIMEOUT_MS, ['audit'])) ? audit.get(event.tenantId, event.id) : null,
     isAudited: (type) => auditRuleOf(type) !== null,
     retryBaseMs: config.IAM_LOG_STREAM_RETRY_BASE_MS,
     platformAUrl: config.IAM_LOG_PLATFORM_A_URL,
-    timeoutMs: config.IAM_OUTBOUND_TIMEOUT_MS,
-    probeIntervalMs: config.IAM_OUTBOUND_PROBE_INTERVAL_MS,
-    metrics: outboundMetrics,
-    logger,
   });
   const fga = fgaModule({
     store,

@@ -1,17 +1,11 @@
-import type { Logger } from 'pino';
-import type { EventBus, PublicEvent } from '../../platform/bus/port.ts';
-import { tenantTargetsAt, type FollowedReadModels } from '../../platform/bus/tenant-targets.ts';
-import type { Clock } from '../../platform/clock.ts';
+import type { PublicEvent } from '../../platform/bus/port.ts';
+import { tenantTargetsAt } from '../../platform/bus/tenant-targets.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import type { ReservationNames } from '../../platform/commands/reservation-names.ts';
-import type { SecretBox } from '../../platform/crypto/secret-box.ts';
-import type { Pool } from '../../platform/db/pool.ts';
 import { notFound, validationError } from '../../platform/errors.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import { OutboundEngine } from '../../platform/outbound/engine.ts';
-import { OutboundRefusedError, type HttpsClient } from '../../platform/outbound/https-client.ts';
-import type { OutboundMetrics } from '../../platform/outbound/metrics.ts';
+import { assertDeliverable, type OutboundFeatureDeps } from '../../platform/outbound/feature.ts';
 import { logStreamChannel, TEST_ACTION, type AuditedEntry } from './channel.ts';
 import { logStreamCommands } from './commands.ts';
 import { configSchemas, maskedConfig, withStoredSecrets, type AnyLogStreamConfig } from './config.ts';
@@ -20,30 +14,15 @@ import { logStreamError } from './errors.ts';
 import type { LogStreamType } from './events.ts';
 import { logStreamQueries, type LogStream, type LogStreamQueries } from './queries.ts';
 
-export interface LogStreamsModuleDeps {
-  store: EventStore;
+export interface LogStreamsModuleDeps extends OutboundFeatureDeps {
   reservationNames: ReservationNames;
-  pool: Pool;
   /** The read model's queries (wrapped for read-your-writes by the composition root). */
   queries: LogStreamQueries;
-  /** The read models (the projection runner): fan-out reads the active streams from a cache they keep current. */
-  readModels: FollowedReadModels;
-  readModelTimeoutMs: number;
-  clock: Clock;
-  bus: EventBus;
-  topic: string;
-  client: HttpsClient;
-  secretBox: SecretBox;
   auditEntry(event: PublicEvent): Promise<AuditedEntry | null>;
   isAudited(type: string): boolean;
   /** IAM_LOG_STREAM_RETRY_BASE_MS: the first retry's largest wait. */
   retryBaseMs: number;
   platformAUrl: string | undefined;
-  timeoutMs: number;
-  /** IAM_OUTBOUND_PROBE_INTERVAL_MS: how often a failing target is probed with one of its held deliveries. */
-  probeIntervalMs: number;
-  metrics: OutboundMetrics;
-  logger: Logger;
 }
 
 export interface NewLogStream {
@@ -78,15 +57,8 @@ export function logStreamsModule(deps: LogStreamsModuleDeps) {
   const engine = new OutboundEngine({ ...deps, channel: logStreamChannel({ ...deps, activeStreams, commands }) });
   const existing = async (tenant: string, id: string) => (await queries.get(tenant, id)) ?? Promise.reject(notFound('Log stream'));
 
-  async function assertDeliverable(type: LogStreamType, config: AnyLogStreamConfig): Promise<void> {
-    for (const url of urlsOf(type, config, deps.platformAUrl)) {
-      try {
-        await deps.client.checkedAddress(url);
-      } catch (error) {
-        if (error instanceof OutboundRefusedError) throw validationError(`config: ${error.message}`, [{ path: 'config', message: error.message }]);
-        throw error;
-      }
-    }
+  async function assertConfigDeliverable(type: LogStreamType, config: AnyLogStreamConfig): Promise<void> {
+    for (const url of urlsOf(type, config, deps.platformAUrl)) await assertDeliverable(deps.client, url, 'config');
   }
 
   /** The creation's test delivery (action LOG_STREAM_TEST), made before anything is saved. */
@@ -112,7 +84,7 @@ export function logStreamsModule(deps: LogStreamsModuleDeps) {
     queries,
 
     async create(tenant: string, stream: NewLogStream, context: CommandContext): Promise<LogStream> {
-      await assertDeliverable(stream.type, stream.config);
+      await assertConfigDeliverable(stream.type, stream.config);
       const logStreamId = newId();
       await testDelivery(logStreamId, stream, context);
       const settings = {
@@ -139,7 +111,7 @@ export function logStreamsModule(deps: LogStreamsModuleDeps) {
           const details = parsed.error.issues.map((issue) => ({ path: ['body', 'config', ...issue.path].join('.'), message: issue.message }));
           throw validationError('Invalid configuration for this stream type', details);
         }
-        await assertDeliverable(before.type, parsed.data);
+        await assertConfigDeliverable(before.type, parsed.data);
         if (JSON.stringify(parsed.data) !== JSON.stringify(stored)) {
           sealed = { config: maskedConfig(parsed.data), sealedConfig: deps.secretBox.seal(JSON.stringify(parsed.data)) };
         }

@@ -1,17 +1,10 @@
-import type { Logger } from 'pino';
-import type { EventBus } from '../../platform/bus/port.ts';
-import { tenantTargetsAt, type FollowedReadModels } from '../../platform/bus/tenant-targets.ts';
-import type { Clock } from '../../platform/clock.ts';
+import { tenantTargetsAt } from '../../platform/bus/tenant-targets.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import type { SecretBox } from '../../platform/crypto/secret-box.ts';
-import type { Pool } from '../../platform/db/pool.ts';
-import { notFound, validationError } from '../../platform/errors.ts';
-import type { EventStore } from '../../platform/eventstore/port.ts';
+import { notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Mailer } from '../../platform/mail/port.ts';
 import { OutboundEngine } from '../../platform/outbound/engine.ts';
-import { OutboundRefusedError, type HttpsClient } from '../../platform/outbound/https-client.ts';
-import type { OutboundMetrics } from '../../platform/outbound/metrics.ts';
+import { assertDeliverable, type OutboundFeatureDeps } from '../../platform/outbound/feature.ts';
 import type { DeliveryRecord } from '../../platform/outbound/queue.ts';
 import { TEST_WEBHOOK_TYPE, webhookChannel, webhookBody } from './channel.ts';
 import { webhookCommands } from './commands.ts';
@@ -19,27 +12,12 @@ import type { WebhookSettings } from './events.ts';
 import { webhookError } from './errors.ts';
 import { webhookQueries, type WebhookQueries } from './queries.ts';
 
-export interface WebhooksModuleDeps {
-  store: EventStore;
-  pool: Pool;
+export interface WebhooksModuleDeps extends OutboundFeatureDeps {
   /** The read model's queries (wrapped for read-your-writes by the composition root). */
   queries: WebhookQueries;
-  /** The read models (the projection runner): fan-out reads the subscriptions from a cache they keep current. */
-  readModels: FollowedReadModels;
-  readModelTimeoutMs: number;
-  clock: Clock;
-  bus: EventBus;
-  topic: string;
-  client: HttpsClient;
-  secretBox: SecretBox;
   mailer: Mailer;
   adminEmails(tenant: string): Promise<string[]>;
   retrySchedule: number[];
-  timeoutMs: number;
-  /** IAM_OUTBOUND_PROBE_INTERVAL_MS: how often a failing target is probed with one of its held deliveries. */
-  probeIntervalMs: number;
-  metrics: OutboundMetrics;
-  logger: Logger;
 }
 
 /** The delivery log's statuses: a delivery dropped because its subscription went away shows as failed. */
@@ -55,25 +33,15 @@ export function webhooksModule(deps: WebhooksModuleDeps) {
   const engine = new OutboundEngine({ ...deps, channel });
   const existing = async (tenant: string, webhookId: string) => (await queries.get(tenant, webhookId)) ?? Promise.reject(notFound('Webhook'));
 
-  /** https only, and not an address the service refuses to send to (checked again at every attempt). */
-  async function assertDeliverable(url: string): Promise<void> {
-    try {
-      await deps.client.checkedAddress(url);
-    } catch (error) {
-      if (error instanceof OutboundRefusedError) throw validationError(`url: ${error.message}`, [{ path: 'url', message: error.message }]);
-      throw error;
-    }
-  }
-
   return {
     commands: {
       async create(tenant: string, settings: WebhookSettings, context: CommandContext) {
-        await assertDeliverable(settings.url);
+        await assertDeliverable(deps.client, settings.url, 'url');
         return commands.create(tenant, settings, context);
       },
       async update(tenant: string, webhookId: string, changes: Partial<WebhookSettings>, context: CommandContext) {
         const before = await existing(tenant, webhookId);
-        if (changes.url) await assertDeliverable(changes.url);
+        if (changes.url) await assertDeliverable(deps.client, changes.url, 'url');
         const result = await commands.update(tenant, webhookId, changes, context);
         // Reactivated: the failures that deactivated it no longer count. Deactivated: what waits is dropped.
         if (changes.isActive && !before.isActive) await engine.queue.resetFailures(webhookId);
