@@ -6,10 +6,13 @@
  * writes (100 tuples a request) and how soon the tuple read model (fga-history) has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
  * Usage: npm run bench:hot-path [-- --scale 1] [--rows login,refresh,userinfo,check,users,bulk]
- *   [--cpu-profile DIR] [--without-audit]: `--rows` measures only those rows (beside the ceiling, always
- *   measured); `--cpu-profile` writes each row's server CPU profile (its load window only, 200 µs
- *   sampling) to DIR; `--without-audit` turns the PERMISSION_CHECK audit of checks off (it is on by
- *   default, as in the service), to see what it costs a check.
+ *   [--cpu-profile DIR] [--without-audit] [--pairs N]: `--rows` measures only those rows (beside the
+ *   ceiling, always measured); `--cpu-profile` writes each row's server CPU profile (its load window
+ *   only, 200 µs sampling) to DIR; `--without-audit` turns the PERMISSION_CHECK audit of checks off
+ *   (it is on by default, as in the service), to see what it costs a check; `--pairs N` then
+ *   measures userinfo, the check and the user list N more times each, every time right after a
+ *   ceiling of its own, and prints each pair's CPU share and their median: a machine whose speed
+ *   drifts during the run moves both halves of a pair alike.
  */
 import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
@@ -31,6 +34,7 @@ const scale = Number(option('--scale') ?? 1);
 const rowsWanted = option('--rows')?.split(',');
 const wanted = (row: string) => !rowsWanted || rowsWanted.includes(row);
 const profileDir = option('--cpu-profile');
+const pairs = Number(option('--pairs') ?? 0);
 const TENANT = 'platform';
 const SERVER_CORE = 0;
 const LOAD_CORE = 1;
@@ -85,7 +89,8 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
     `hot-path benchmark (node ${process.version}), HTTP on 127.0.0.1, ${CONNECTIONS} connections unless noted; ` +
       (pinned ? `server on core ${SERVER_CORE}, load generator on core ${LOAD_CORE} (PostgreSQL unpinned)` : 'taskset unavailable: nothing pinned'),
   );
-  const ceiling = await load('/health/live', { method: 'GET', headers: headers(), bodies: [], requests: 20_000 });
+  const measureCeiling = () => load('/health/live', { method: 'GET', headers: headers(), bodies: [], requests: 20_000 });
+  const ceiling = await measureCeiling();
   // The server's CPU (every thread: event loop, libuv pool, GC) per hash and per login, the login's
   // read models caught up: a ratio a busy machine skews far less than the rates. Beside it, where a
   // login's CPU goes: the event loop (HTTP, SQL round trips, read models, relay, reactions), the
@@ -109,10 +114,15 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
   }
   const refreshBodies = sessions.map((s) => JSON.stringify({ grant_type: 'refresh_token', refresh_token: s.data.refreshToken }));
   if (wanted('refresh')) rows.push(['POST /api/auth/token refresh_token', await load('/api/auth/token', { headers: headers(), bodies: refreshBodies, chain: { from: 'refresh_token', to: 'refresh_token' }, requests: 2_000 })]);
-  if (wanted('userinfo')) rows.push(['GET /api/auth/validate (userinfo)', await load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 })]);
   const checks = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck('alice', aliceDocument())));
-  if (wanted('check')) rows.push(['POST /api/fga/check (2 groups, 3 folders)', await load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })]);
-  if (wanted('users')) rows.push(['GET /api/users', await load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })]);
+  // The rows cheap enough to pair with a ceiling of their own (--pairs).
+  const cheapRows: [row: string, label: string, measureRow: () => Promise<MeasuredLoad>][] = [
+    ['userinfo', 'GET /api/auth/validate (userinfo)', () => load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 })],
+    ['check', 'POST /api/fga/check (2 groups, 3 folders)', () => load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 })],
+    ['users', 'GET /api/users', () => load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 })],
+  ];
+  const pairedRows = cheapRows.filter(([row]) => wanted(row));
+  for (const [, label, measureRow] of pairedRows) rows.push([label, await measureRow()]);
 
   if (wanted('bulk')) {
     // Bulk tuple writes: every request writes 100 new tuples; then how long the tuple read model (fga-history) takes to catch up.
@@ -126,13 +136,25 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
   }
 
   console.log('path                                        req/s   p50 ms   p99 ms  of ceiling  failures  server µs/req  its core busy  CPU share');
+  const percent = (share: number) => `${fmt(share * 100, 1)}%`;
   for (const [label, result, note] of rows) {
-    const percent = (share: number) => `${fmt(share * 100, 1)}%`;
     console.log(
       `${label.padEnd(40)} ${fmt(result.perSecond).padStart(8)} ${fmt(result.p50, 2).padStart(8)} ${fmt(result.p99, 2).padStart(8)} ${percent(result.perSecond / ceiling.perSecond).padStart(11)} ${String(result.failures).padStart(9)}` +
         ` ${fmt(result.serverUs).padStart(14)} ${percent(result.serverBusy).padStart(14)} ${percent(ceiling.serverUs / result.serverUs).padStart(10)}` +
         (note ? `  (${note})` : ''),
     );
+  }
+  if (pairs > 0) {
+    console.log(`\npaired: each row's CPU share against a /health/live ceiling measured just before it, ${pairs} pairs a row`);
+    for (const [, label, measureRow] of pairedRows) {
+      const shares: number[] = [];
+      for (let pair = 0; pair < pairs; pair += 1) {
+        const pairCeiling = await measureCeiling();
+        shares.push(pairCeiling.serverUs / (await measureRow()).serverUs);
+      }
+      const median = [...shares].sort((a, b) => a - b)[Math.floor(shares.length / 2)]!;
+      console.log(`${label.padEnd(40)} ${shares.map(percent).join(', ')}; median ${percent(median)}`);
+    }
   }
 }
 
