@@ -57,14 +57,16 @@ export const sessionsProjection = defineProjection({
   batchHandlers: {
     SessionStarted: async (events, tx) => {
       const started = events.map((event) => event.data as SessionStarted['data']);
-      await tx.query(
-        `insert into sessions (tenant_id, id, user_id, ip_address, user_agent, device, created_at, updated_at, expires_at, idle_expires_at)
+      // Named: planned once per connection (an insert from arrays plans the same whatever the table holds).
+      await tx.query({
+        name: 'sessions_started',
+        text: `insert into sessions (tenant_id, id, user_id, ip_address, user_agent, device, created_at, updated_at, expires_at, idle_expires_at)
          select s.tenant_id, s.id, s.user_id, s.ip_address, s.user_agent, s.device, s.started_at, s.started_at, s.expires_at, s.idle_expires_at
            from unnest($1::text[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[])
                 with ordinality as s(tenant_id, id, user_id, ip_address, user_agent, device, started_at, expires_at, idle_expires_at, n)
           order by s.n
          on conflict do nothing`,
-        [
+        values: [
           events.map((event) => event.metadata.tenantId),
           started.map((d) => d.sessionId),
           started.map((d) => d.userId),
@@ -75,7 +77,7 @@ export const sessionsProjection = defineProjection({
           started.map((d) => d.expiresAt),
           started.map((d) => addSeconds(d.startedAt, d.idleTimeoutSeconds)),
         ],
-      );
+      });
     },
     SessionRefreshed: markUsed((event) => {
       const { sessionId, refreshedAt } = event.data as SessionRefreshed['data'];

@@ -2,7 +2,7 @@ import type { Pool } from '../../src/platform/db/pool.ts';
 import { pinToCore } from './http-load.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
 import type { countStatements } from './statement-counter.ts';
-import { eventLoopCpu, nodeCpu, postgresCpu } from './support.ts';
+import { eventLoopCpu, nodeCpu, postgresCpu, walBytes } from './support.ts';
 
 export type BenchService = Awaited<ReturnType<typeof benchService>>;
 
@@ -27,13 +27,14 @@ export async function loginAccounts(inject: BenchService['inject'], admin: strin
 
 /**
  * The server's CPU per unit of `work` (every thread, and the event loop alone), PostgreSQL's, and the
- * SQL statements sent, counted until the read models have applied everything the work appended.
+ * SQL statements sent and the WAL written, counted until the read models have applied everything the work appended.
  * `work` may call `start` when its first request goes out, so that its set-up (a load generator's
  * start) is not counted. PostgreSQL's counter (a walk of /proc) is read outside the window.
  */
 export async function serverCpuMeter({ service, store }: BenchService, pool: Pool, statements: ReturnType<typeof countStatements>) {
   const postgres = await postgresCpu(pool);
   return async <T>(count: number, work: (start: () => void) => Promise<T>) => {
+    const wal = await walBytes(pool);
     let postgresBefore = postgres();
     let [before, loopBefore] = [nodeCpu(), eventLoopCpu()];
     statements.reset();
@@ -45,7 +46,9 @@ export async function serverCpuMeter({ service, store }: BenchService, pool: Poo
     const result = await work(start);
     await service.runner.waitFor(await store.headPosition(), 60_000);
     const [after, loopAfter, postgresAfter] = [nodeCpu(), eventLoopCpu(), postgres()];
+    const statementsEach = statements.total() / count;
+    const walEach = (await wal()) / count;
     const each = (end: number | null, begin: number | null) => (end === null || begin === null ? Number.NaN : ((end - begin) * 1000) / count);
-    return { result, msEach: each(after, before), loopMsEach: each(loopAfter, loopBefore), postgresMsEach: each(postgresAfter, postgresBefore), statementsEach: statements.total() / count };
+    return { result, msEach: each(after, before), loopMsEach: each(loopAfter, loopBefore), postgresMsEach: each(postgresAfter, postgresBefore), statementsEach, walEach };
   };
 }

@@ -3,7 +3,7 @@
  * server on core 0 (every thread), the load generator on core 1; argon2id hashes (the limit, 4 at
  * a time on the same pool), then rounds of password logins over HTTP (8 connections, 16 accounts),
  * each with the server's CPU a login (event loop and other threads), PostgreSQL's, and the SQL
- * statements a login sends (the most frequent listed with `--statements`). `--breakdown` adds a
+ * statements a login sends (the most frequent listed with `--statements`) and the WAL bytes it makes PostgreSQL write. `--breakdown` adds a
  * round under the CPU profiler (200 µs sampling) and prints where its event loop's CPU went, by
  * component (scripts/bench/cpu-breakdown.ts); `--profile <file>` also keeps that round's profile.
  * Usage: npm run bench:logins [-- --rounds 3 --logins 80 --statements --breakdown --profile /tmp/logins.cpuprofile]
@@ -55,7 +55,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
     console.log(
       `${label}: ${fmt(logins.result.perSecond, 1)} logins/s (${logins.result.failures} failed), p50 ${fmt(logins.result.p50)} ms; ` +
         `server CPU ${fmt(logins.msEach, 1)} ms a login (event loop ${fmt(logins.loopMsEach, 2)}, other threads ${fmt(logins.msEach - logins.loopMsEach, 1)}), ` +
-        `PostgreSQL ${fmt(logins.postgresMsEach, 2)} ms, ${fmt(logins.statementsEach, 1)} SQL statements`,
+        `PostgreSQL ${fmt(logins.postgresMsEach, 2)} ms, ${fmt(logins.statementsEach, 1)} SQL statements, ${fmt(logins.walEach)} WAL bytes`,
     );
     if (process.argv.includes('--statements')) console.log(statements.top(LOGINS, 30).join('\n'));
     return logins;

@@ -19,7 +19,7 @@ import { cpuProfiler } from './cpu-profile.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, numberOption, postgresCpu } from './support.ts';
+import { fmt, numberOption, postgresCpu, walBytes } from './support.ts';
 
 const SESSIONS = numberOption('sessions', 100_000);
 const USERS = 1000;
@@ -34,12 +34,6 @@ const AGENTS = [
 ];
 
 type Bench = Awaited<ReturnType<typeof benchService>>;
-
-/** The WAL PostgreSQL writes from now on (bytes, background work included): a figure a loaded machine does not skew. */
-async function walBytes(pool: Bench['db']['pool']): Promise<() => Promise<number>> {
-  const { rows } = await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
-  return async () => Number((await pool.query<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as bytes', [rows[0]!.lsn])).rows[0]!.bytes);
-}
 
 async function main(): Promise<void> {
   // Cheap password hashes: every refresh chain starts with a login, outside the measured windows.

@@ -63,6 +63,12 @@ function cpuSecondsOf(pid: number | string, reaped = false): number | null {
  * (autovacuum workers come and go) and its running children (the pool's backends). With the
  * process's own CPU per event, this bounds the rate on a quiet machine independently of the load.
  */
+/** The WAL PostgreSQL writes from now on (bytes, background work included): a figure a loaded machine does not skew. */
+export async function walBytes(pool: Pool): Promise<() => Promise<number>> {
+  const { rows } = await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+  return async () => Number((await pool.query<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as bytes', [rows[0]!.lsn])).rows[0]!.bytes);
+}
+
 export async function postgresCpu(pool: Pool): Promise<() => number | null> {
   const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
   const stat = (() => {

@@ -14,7 +14,8 @@ export async function startInstanceBeside(
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const text = args[0];
-    observe(typeof text === 'string' ? text : String((text as { text?: string }).text), Array.isArray(args[1]) ? args[1] : []);
+    const config = typeof text === 'string' ? null : (text as { text?: string; values?: unknown[] });
+    observe(config ? String(config.text) : (text as string), Array.isArray(args[1]) ? args[1] : (config?.values ?? []));
     return query(...args);
   };
   return startTestService({ db: { url: first.db.url, pool, drop: () => pool.end() }, env });

@@ -8,7 +8,9 @@ export function watchSessionStatements(applicationName: string): { sent: string[
   const sent: string[] = [];
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === applicationName) sent.push(String(args[0]));
+    if ((this as unknown as { connectionParameters: { application_name?: string } }).connectionParameters.application_name === applicationName) {
+      sent.push(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string }).text)); // a named statement: its text
+    }
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   return {

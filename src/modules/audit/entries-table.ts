@@ -31,12 +31,14 @@ export async function insertAuditEntries(db: Queryable, entries: readonly AuditE
     metadata![i] = e.metadata === null ? null : JSON.stringify(e.metadata);
     createdAts![i] = e.createdAt;
   }
-  await db.query(
-    `insert into audit_log (tenant_id, id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at)
+  // Named: planned once per connection (an insert from arrays plans the same whatever the table holds).
+  await db.query({
+    name: 'audit_log_entries',
+    text: `insert into audit_log (tenant_id, id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at)
      select * from unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::timestamptz[])
      on conflict (tenant_id, id) do nothing`,
-    [tenantIds, ids, actions, userIds, resources, resourceIds, statuses, errorCodes, errorMessages, clientIps, userAgents, metadata, createdAts],
-  );
+    values: [tenantIds, ids, actions, userIds, resources, resourceIds, statuses, errorCodes, errorMessages, clientIps, userAgents, metadata, createdAts],
+  });
 }
 
 /**

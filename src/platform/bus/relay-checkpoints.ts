@@ -19,5 +19,6 @@ export async function readRelayCheckpoint(db: Queryable, topic: string): Promise
 }
 
 export async function saveRelayCheckpoint(db: Queryable, topic: string, position: bigint): Promise<void> {
-  await db.query('update relay_checkpoints set position = $2, updated_at = now() where topic = $1', [topic, position.toString()]);
+  // Named: planned once per connection (a row per topic: the plan never changes), and this runs every batch.
+  await db.query({ name: 'relay_checkpoint_save', text: 'update relay_checkpoints set position = $2, updated_at = now() where topic = $1', values: [topic, position.toString()] });
 }

@@ -10,19 +10,46 @@ export const ERASED = '[ERASED]';
 /** A sealed field: `pd1.` then base64url of IV (12 bytes), GCM tag (16) and ciphertext of the value's JSON. */
 const SEALED = 'pd1.';
 
-function sealField(key: Buffer, value: unknown): string {
+function sealText(key: Buffer, text: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  const ciphertext = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
   return SEALED + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');
 }
 
-function openField(key: Buffer, value: unknown): unknown {
-  if (typeof value !== 'string' || !value.startsWith(SEALED)) return value;
-  const bytes = Buffer.from(value.slice(SEALED.length), 'base64url');
+function openText(key: Buffer, sealed: string): string {
+  const bytes = Buffer.from(sealed.slice(SEALED.length), 'base64url');
   const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
   decipher.setAuthTag(bytes.subarray(12, 28));
-  return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8'));
+  return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+}
+
+/** Per key, what one seal or reveal call already computed: a cipher's set-up costs more than its few bytes. */
+const memo = () => {
+  const byKey = new Map<Buffer, Map<string, string>>();
+  return (key: Buffer, input: string, compute: (key: Buffer, input: string) => string): string => {
+    let known = byKey.get(key);
+    if (!known) byKey.set(key, (known = new Map()));
+    let output = known.get(input);
+    if (output === undefined) known.set(input, (output = compute(key, input)));
+    return output;
+  };
+};
+
+/**
+ * Seals field values for one append: equal values under one key share one ciphertext (a login's
+ * clientIp and userAgent are in both events' metadata and in the session's data: two seals, not six).
+ * Equal ciphertexts show only that those fields are equal, which their meaning says anyway.
+ */
+function fieldSealer(): (key: Buffer, value: unknown) => string {
+  const once = memo();
+  return (key, value) => once(key, JSON.stringify(value), sealText);
+}
+
+/** Opens sealed fields for one read: a ciphertext met again (the same value sealed once for several fields) is opened once. */
+function fieldOpener(): (key: Buffer, value: unknown) => unknown {
+  const once = memo();
+  return (key, value) => (typeof value === 'string' && value.startsWith(SEALED) ? JSON.parse(once(key, value, openText)) : value);
 }
 
 type PersonalFields = { subject: DataSubject; paths: readonly string[] };
@@ -85,6 +112,7 @@ export class PersonalDataCipher {
       uses.flatMap((use) => (use?.personal ? [use.subject] : [])),
       uses.flatMap((use) => (use && !use.personal ? [use.subject] : [])),
     );
+    const sealField = fieldSealer();
     return events.map((event, i) => {
       const use = uses[i];
       if (!use) return event;
@@ -116,7 +144,8 @@ export class PersonalDataCipher {
       return subject && event.metadata.personalDataKey && states.get(dataKeyOf(subject)) === 'none' ? [subject] : [];
     });
     if (stale.length > 0) for (const [key, state] of await this.keys.states(stale, { reload: true })) states.set(key, state);
-    return events.map((event, i) => this.revealOne(event, uses[i] ?? null, states));
+    const openField = fieldOpener();
+    return events.map((event, i) => this.revealOne(event, uses[i] ?? null, states, openField));
   }
 
   /** The key a read needs: the one the event was sealed with, else (written in clear) the one it would be sealed with, for erasure. */
@@ -127,7 +156,7 @@ export class PersonalDataCipher {
     return { subject: { tenantId, subject: personalDataKey }, personal: use?.personal ?? null };
   }
 
-  private revealOne<Event extends RecordedEvent>(event: Event, use: KeyUse | null, states: Map<string, DataKeyState>): Event {
+  private revealOne<Event extends RecordedEvent>(event: Event, use: KeyUse | null, states: Map<string, DataKeyState>, openField: ReturnType<typeof fieldOpener>): Event {
     if (!use) return event;
     const { personalDataKey, ...metadata } = event.metadata;
     const paths = use.personal?.paths ?? [];

@@ -93,7 +93,7 @@ export class NotificationListener {
       return;
     }
     this.notifying = this.pool
-      .query('select pg_notify($1, $2)', [this.channel, this.senderId])
+      .query({ name: 'events_notify', text: 'select pg_notify($1, $2)', values: [this.channel, this.senderId] })
       .then(
         () => undefined,
         () => undefined,

@@ -147,15 +147,13 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  /** One query for all the streams, instead of one round trip each; a tail starts at its revision (an index range each). */
+  /**
+   * One query for all the streams, instead of one round trip each; a tail starts at its revision (an
+   * index range each, in `events_read_streams`: migration 0035, planned once per connection).
+   */
   async readStreams(streamIds: string[], fromRevisions?: readonly bigint[]): Promise<RecordedEvent[][]> {
     const { rows } = fromRevisions
-      ? await this.pool.query<EventRow>(
-          `${SELECT_EVENT} join unnest($1::text[], $2::bigint[]) as tail(tail_stream, from_revision)
-             on stream_id = tail.tail_stream and revision >= tail.from_revision
-            order by stream_id, revision`,
-          [streamIds, fromRevisions.map(String)],
-        )
+      ? await this.pool.query<EventRow>({ name: 'events_read_streams', text: 'select * from events_read_streams($1, $2)', values: [streamIds, fromRevisions.map(String)] })
       : await this.pool.query<EventRow>(`${SELECT_EVENT} where stream_id = any($1::text[]) order by stream_id, revision`, [streamIds]);
     const byStream = new Map<string, RecordedEvent[]>(streamIds.map((streamId) => [streamId, []]));
     for (const row of rows) byStream.get(row.stream_id)!.push(toRecorded(row));
@@ -205,17 +203,16 @@ export class PostgresEventStore implements EventStore {
   /**
    * A subscription's page and, in the same snapshot, whether committed events lie beyond what
    * readers may see yet (an older appender still runs): one statement where a page, the empty
-   * read after it and a separate check took three. The last position is one step down the
-   * primary key (`exists (... where position > $1)` could be planned as a sequential scan).
+   * read after it and a separate check took three. `events_read_tail` (migration 0035) plans its
+   * statements once per connection, and the call is a named statement, so neither is planned per read.
    */
   private async readTail(afterPosition: bigint | undefined, limit: number): Promise<TailPage> {
     const after = afterPosition ?? 0n;
-    const { rows } = await this.pool.query<Partial<EventRow> & { last_position: string | null }>(
-      `select page.*, head.last_position
-         from (select max(position) as last_position from events) head
-         left join lateral events_read_all($1, $2) page on true`,
-      [after.toString(), limit],
-    );
+    const { rows } = await this.pool.query<Partial<EventRow> & { last_position: string | null }>({
+      name: 'events_read_tail',
+      text: 'select * from events_read_tail($1, $2)',
+      values: [after.toString(), limit],
+    });
     const events = rows[0]?.event_id ? rows.map((row) => toRecorded(row as EventRow)) : [];
     const last = rows[0]?.last_position;
     return { events, invisibleTail: last != null && BigInt(last) > (events.at(-1)?.position ?? after) };

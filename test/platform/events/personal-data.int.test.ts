@@ -135,6 +135,38 @@ describe('PersonalDataCipher and DataKeys', () => {
     expect((await fresh().seal([roleDeleted(actingUser)]))[0]!.metadata).toMatchObject(erased);
   });
 
+  it('seals a value that several fields of one append hold once (a login: clientIp and userAgent in both events and the session), never across appends', async () => {
+    const box = new SecretBox('k');
+    const cipher = new PersonalDataCipher(eventCatalogue, new DataKeys(db.pool, box));
+    const userId = newId();
+    const sessionId = newId();
+    const metadata = { tenantId: 'acme', actor: userId, occurredAt: new Date().toISOString(), clientIp: '203.0.113.7', userAgent: 'agent/1.0' };
+    const login = (): NewEvent[] => [
+      { id: newId(), type: 'LoginSucceeded', data: { userId, sessionId, method: 'password' }, metadata },
+      {
+        id: newId(),
+        type: 'SessionStarted',
+        data: { sessionId, userId, startedAt: metadata.occurredAt, ipAddress: '203.0.113.7', userAgent: 'agent/1.0', expiresAt: metadata.occurredAt, acr: 'aal1', amr: ['pwd'] },
+        metadata,
+      },
+    ];
+    const [succeeded, started] = await cipher.seal(login());
+    const ip = succeeded!.metadata.clientIp!;
+    expect(ip).toMatch(/^pd1\./);
+    expect([started!.metadata.clientIp, (started!.data as { ipAddress: string }).ipAddress]).toEqual([ip, ip]);
+    expect((started!.data as { userAgent: string }).userAgent).toBe(succeeded!.metadata.userAgent);
+    expect(succeeded!.metadata.userAgent).not.toBe(ip);
+    // Another append seals the same value afresh (its own IV).
+    expect((await cipher.seal(login()))[0]!.metadata.clientIp).not.toBe(ip);
+
+    const revealed = await new PersonalDataCipher(eventCatalogue, new DataKeys(db.pool, box)).reveal(recorded([succeeded!, started!]));
+    expect(revealed.map((event) => [event.metadata.clientIp, event.metadata.userAgent])).toEqual([
+      ['203.0.113.7', 'agent/1.0'],
+      ['203.0.113.7', 'agent/1.0'],
+    ]);
+    expect(revealed[1]!.data).toMatchObject({ ipAddress: '203.0.113.7', userAgent: 'agent/1.0' });
+  });
+
   it('lets the audit log be rewritten only by the erasure writer, and only its metadata', async () => {
     const id = newId();
     await db.pool.query("insert into audit_log (tenant_id, id, action, status, metadata, created_at) values ('acme', $1, 'USER_CREATED', 'success', '{}', now())", [id]);

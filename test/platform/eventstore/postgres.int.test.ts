@@ -261,7 +261,8 @@ describe('PostgreSQL event store: a live subscriber woken by an append', () => {
     db = await createTestDatabase();
     const query = db.pool.query.bind(db.pool) as (...args: unknown[]) => unknown;
     (db.pool as { query: unknown }).query = (...args: unknown[]) => {
-      if (typeof args[0] === 'string' && /events_read_all|max\(position\)/.test(args[0])) reads += 1;
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (text && /events_read_(all|tail)|max\(position\)/.test(text)) reads += 1;
       return query(...args);
     };
     // No poll within the test: every read is one a wake-up caused.
