@@ -96,23 +96,56 @@ const attemptColumns = (attempts: DeliveredAttempt[]) => [
 ];
 
 /**
- * The bodies of `deliveries` as parameters: each distinct body once (an event's deliveries to its
- * targets share it) and, per delivery, its body's 1-based place in that list. The rows still store
- * the body each, but it is encoded, sent and parsed once per event rather than once per target.
+ * The columns `deliveries` share, as parameters that send each value once: per event (its tenant,
+ * id, type and body, which its deliveries to several targets share) and per target, a list of the
+ * distinct values, and per delivery its 1-based places in those lists. The rows still store every
+ * column, but PostgreSQL parses a chunk's 50 events and 10 targets rather than its 500 deliveries'
+ * copies of them (about a sixth of a delivered row's insert: docs/performance.md, "Webhooks
+ * (session 12, webhooks)"). An event is known by its body: deliveries with the same body and event
+ * share a place (a feature may send different bodies of one event to different targets).
  */
-function payloadColumns(deliveries: readonly NewDelivery[]): [string, string] {
-  const places = new Map<string, number>();
-  const payloads: string[] = [];
-  const placeOf = deliveries.map(({ payload }) => {
-    let place = places.get(payload);
-    if (place === undefined) {
-      place = payloads.push(payload);
-      places.set(payload, place);
+function sharedColumns(deliveries: readonly NewDelivery[]) {
+  const eventPlaces = new Map<string, number>();
+  const targetPlaces = new Map<string, number>();
+  const events: NewDelivery[] = [];
+  const targets: string[] = [];
+  const eventOf: number[] = [];
+  const targetOf: number[] = [];
+  for (const delivery of deliveries) {
+    let event = eventPlaces.get(delivery.payload);
+    const known = event === undefined ? undefined : events[event - 1]!;
+    if (!known || known.eventId !== delivery.eventId || known.tenantId !== delivery.tenantId || known.eventType !== delivery.eventType) {
+      event = events.push(delivery);
+      eventPlaces.set(delivery.payload, event);
     }
-    return place;
-  });
-  return [textArray(payloads), integerArray(placeOf)];
+    eventOf.push(event!);
+    let target = targetPlaces.get(delivery.targetId);
+    if (target === undefined) {
+      target = targets.push(delivery.targetId);
+      targetPlaces.set(delivery.targetId, target);
+    }
+    targetOf.push(target);
+  }
+  return {
+    eventOf: integerArray(eventOf),
+    targetOf: integerArray(targetOf),
+    tenants: textArray(events.map((event) => event.tenantId)),
+    eventIds: textArray(events.map((event) => event.eventId)),
+    eventTypes: textArray(events.map((event) => event.eventType)),
+    payloads: textArray(events.map((event) => event.payload)),
+    targets: textArray(targets),
+  };
 }
+
+/**
+ * A delivery's shared columns (tenant_id, target_id, event_id, event_type, payload) read from
+ * sharedColumns' lists: `$n` is the first of five parameters (tenants, targets, event ids, types,
+ * bodies), `row` the unnest's alias with `event` and `target` places.
+ */
+const SHARED_COLUMNS = 'tenant_id, target_id, event_id, event_type, payload';
+const sharedValues = (n: number, row: string) =>
+  `($${n}::text[])[${row}.event], ($${n + 1}::text[])[${row}.target], ($${n + 2}::text[])[${row}.event], ($${n + 3}::text[])[${row}.event], ($${n + 4}::text[])[${row}.event]`;
+const sharedParameters = (shared: ReturnType<typeof sharedColumns>) => [shared.tenants, shared.targets, shared.eventIds, shared.eventTypes, shared.payloads];
 
 // Statements that update rows by id name them in an array (`id = any(...)`) as well as in the join
 // with their input: joined only, a group of a few hundred against a table the planner's statistics
@@ -207,13 +240,13 @@ export class OutboundQueue {
   async enqueue(tx: Queryable, deliveries: (NewDelivery | ClaimedDelivery)[], now: Date, options: { leasedUntil?: Date; attemptNow?: boolean } = {}): Promise<string[]> {
     if (deliveries.length === 0) return [];
     const leasedUntil = options.leasedUntil ?? null;
-    const [payloads, payloadPlaces] = payloadColumns(deliveries);
+    const shared = sharedColumns(deliveries);
     const { rows } = await tx.query<{ id: string }>(
-      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, next_attempt_at, leased_until, created_at, updated_at)
-       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, ($10::text[])[d.payload], 'pending',
-              case when $9::timestamptz is null and not $11 and t.failing_since is not null then 'infinity' else $2::timestamptz end, $9, $2, $2
-         from unnest($3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
-              as d (id, tenant_id, target_id, event_id, event_type, payload)
+      `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, next_attempt_at, leased_until, created_at, updated_at)
+       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, 'pending',
+              case when $4::timestamptz is null and not $5 and t.failing_since is not null then 'infinity' else $2::timestamptz end, $4, $2, $2
+         from (select u.id, ${sharedValues(6, 'u')} from unnest($3::uuid[], $11::int[], $12::int[]) as u (id, event, target))
+              as d (id, ${SHARED_COLUMNS})
          left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
        on conflict (id) do nothing
        returning id`,
@@ -221,14 +254,11 @@ export class OutboundQueue {
         this.feature,
         now,
         textArray(deliveries.map((d) => ('id' in d ? d.id : this.idOf(d.targetId, d.eventId)))),
-        textArray(deliveries.map((d) => d.tenantId)),
-        textArray(deliveries.map((d) => d.targetId)),
-        textArray(deliveries.map((d) => d.eventId)),
-        textArray(deliveries.map((d) => d.eventType)),
-        payloadPlaces,
         leasedUntil,
-        payloads,
         options.attemptNow ?? false,
+        ...sharedParameters(shared),
+        shared.eventOf,
+        shared.targetOf,
       ],
     );
     return rows.map((row) => row.id);
@@ -243,25 +273,16 @@ export class OutboundQueue {
    */
   async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[]): Promise<number> {
     if (attempts.length === 0) return 0;
-    const [payloads, payloadPlaces] = payloadColumns(attempts.map((a) => a.delivery));
+    const shared = sharedColumns(attempts.map((a) => a.delivery));
     const { rowCount } = await tx.query(
-      `insert into outbound_deliveries (id, feature, tenant_id, target_id, event_id, event_type, payload, status, attempts, next_attempt_at,
+      `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, next_attempt_at,
                                         last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
-       select id, $12, tenant_id, target_id, event_id, event_type, ($13::text[])[payload], 'delivered', attempt, null,
+       select id, $7, ${sharedValues(8, 't')}, 'delivered', attempt, null,
               response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
-         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[])
-              as t (id, attempt, started_at, duration_ms, response_status, response_body, tenant_id, target_id, event_id, event_type, payload)
+         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $13::int[], $14::int[])
+              as t (id, attempt, started_at, duration_ms, response_status, response_body, event, target)
        on conflict (id) do nothing`,
-      [
-        ...attemptColumns(attempts),
-        textArray(attempts.map((a) => a.delivery.tenantId)),
-        textArray(attempts.map((a) => a.delivery.targetId)),
-        textArray(attempts.map((a) => a.delivery.eventId)),
-        textArray(attempts.map((a) => a.delivery.eventType)),
-        payloadPlaces,
-        this.feature,
-        payloads,
-      ],
+      [...attemptColumns(attempts), this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
     );
     return rowCount ?? 0;
   }

@@ -199,6 +199,36 @@ describe('outbound delivery queue', () => {
     expect((await queue.claimDue(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
   });
 
+  it('stores each delivery with its own tenant, target, event, type and body when a batch mixes them', async () => {
+    const queue = new Queue(db.pool, 'mixed');
+    const now = new Date();
+    const [one, two, three] = [newId(), newId(), newId()];
+    // Two events with the same body, an event with a body per target, two tenants, two types.
+    const batch = [
+      { tenantId: 'acme', targetId: 'mixed-a', eventId: one, eventType: 'thing.happened', payload: '{"same":true}' },
+      { tenantId: 'acme', targetId: 'mixed-b', eventId: one, eventType: 'thing.happened', payload: '{"same":true}' },
+      { tenantId: 'acme', targetId: 'mixed-a', eventId: two, eventType: 'thing.happened', payload: '{"same":true}' },
+      { tenantId: 'acme', targetId: 'mixed-a', eventId: three, eventType: 'other.thing', payload: '{"for":"a"}' },
+      { tenantId: 'acme', targetId: 'mixed-b', eventId: three, eventType: 'other.thing', payload: '{"for":"b"}' },
+      { tenantId: 'globex', targetId: 'mixed-c', eventId: two, eventType: 'thing.happened', payload: '{"same":true}' },
+    ];
+    const stored = async () =>
+      (
+        await db.pool.query<{ tenant_id: string; target_id: string; event_id: string; event_type: string; payload: string }>(
+          'select tenant_id, target_id, event_id, event_type, payload from outbound_deliveries where feature = $1 order by event_id, target_id',
+          [queue.feature],
+        )
+      ).rows.map((row) => ({ tenantId: row.tenant_id, targetId: row.target_id, eventId: row.event_id, eventType: row.event_type, payload: row.payload }));
+    const sorted = (items: typeof batch) => [...items].sort((a, b) => a.eventId.localeCompare(b.eventId) || a.targetId.localeCompare(b.targetId));
+    const [settled, queued] = [batch.slice(0, 3), batch.slice(3)];
+    expect(await queue.insertDelivered(db.pool, settled.map((delivery) => deliveredNow({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }, now)))).toBe(3);
+    expect(await queue.enqueue(db.pool, queued, now)).toHaveLength(3);
+    expect(await stored()).toEqual(sorted(batch));
+    expect((await queue.claimDue(now, 10, 60_000)).map(({ tenantId, targetId, eventId, eventType, payload }) => ({ tenantId, targetId, eventId, eventType, payload }))).toEqual(
+      expect.arrayContaining(queued),
+    );
+  });
+
   it("a target the consumer delivered to after failures has recovered: its waiting retries are due at once", async () => {
     const queue = new Queue(db.pool, 'consumer-recovery');
     const now = new Date();
