@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { v5 } from 'uuid';
+import { v5, v7 } from 'uuid';
 import { isUuid, nameBasedId, nameBasedIds, newId } from '../../src/platform/ids.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -10,6 +10,16 @@ describe('newId', () => {
     expect(ids.every((id) => UUID_V7.test(id) && isUuid(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('has the bits uuid\'s v7() writes for the same milliseconds, sequence and random bytes', () => {
+    for (let i = 0; i < 1_000; i += 1) {
+      const id = newId();
+      const hex = id.replaceAll('-', '');
+      const bytes = Uint8Array.from(hex.match(/../g)!.map((pair) => Number.parseInt(pair, 16)));
+      const seq = (((bytes[6]! & 0x0f) << 28) | (bytes[7]! << 20) | ((bytes[8]! & 0x3f) << 14) | (bytes[9]! << 6) | (bytes[10]! >>> 2)) >>> 0;
+      expect(v7({ msecs: Number.parseInt(hex.slice(0, 12), 16), seq, random: bytes })).toBe(id);
+    }
   });
 
   it('carries the creation time in its first 48 bits', () => {

@@ -63,12 +63,24 @@ export const serializerCompiler: FastifySerializerCompiler<ZodType> = (route) =>
   const schema = schemaOf(route.schema);
   if (!schema || !encodesAsItParses(schema)) return encodingSerializerCompiler(route as SerializerRoute);
   const compiled = lazilyCompiled(schema);
+  // An answer frozen throughout cannot change: it is checked and written once (a route's constant answers).
+  const written = new WeakMap<object, string>();
   return (data) => {
+    const known = Object.isFrozen(data) ? written.get(data as object) : undefined;
+    if (known !== undefined) return known;
     const result = compiled().safeParse(data);
     if (!result.success) throw new ResponseSerializationError(route.method, route.url, { cause: result.error });
-    return JSON.stringify(result.data);
+    const text = JSON.stringify(result.data);
+    if (deeplyFrozen(data)) written.set(data as object, text);
+    return text;
   };
 };
+
+/** Whether an object and every object it holds are frozen. */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.isFrozen(value) && Object.values(value).every((member) => typeof member !== 'object' || member === null || deeplyFrozen(member));
+}
 
 /** The zod schema of an answer: the schema itself, or the `properties` a content-typed answer wraps it in. */
 function schemaOf(declared: unknown): ZodType | undefined {

@@ -29,11 +29,15 @@ export interface CheckResult {
   resolution?: ResolutionNode;
 }
 
+// A check without a resolution tree has two answers, made once and frozen: the HTTP route then
+// writes each once (src/platform/http/zod-compilers.ts) instead of checking and writing it per check.
+const ALLOWED: CheckResult = Object.freeze({ allowed: true });
+const DENIED: CheckResult = Object.freeze({ allowed: false });
+
 function checkResult(outcome: Outcome, trace: ResolutionNode[] | undefined): CheckResult {
-  const result: CheckResult = { allowed: outcome === Outcome.allowed };
   const root = trace?.[0];
-  if (root) result.resolution = compactResolution(root);
-  return result;
+  if (!root) return outcome === Outcome.allowed ? ALLOWED : DENIED;
+  return { allowed: outcome === Outcome.allowed, resolution: compactResolution(root) };
 }
 
 export interface ExpandRequest {

@@ -48,6 +48,18 @@ function requireAuditView(request: FastifyRequest): void {
   if (!grants(principalOf(request).permissions, 'view:audit')) throw platformError('PERMISSION_DENIED', 'Permission view:audit is required for asOf');
 }
 
+/**
+ * The envelope of an answer; a frozen answer's (a check's two bare answers) is made once and frozen
+ * too, so that the answer's serializer checks and writes it once (src/platform/http/zod-compilers.ts).
+ */
+const frozenEnvelopes = new WeakMap<object, object>();
+function envelopeOf(answer: object): object {
+  if (!Object.isFrozen(answer)) return ok(answer);
+  let envelope = frozenEnvelopes.get(answer);
+  if (!envelope) frozenEnvelopes.set(answer, (envelope = Object.freeze(ok(answer))));
+  return envelope;
+}
+
 /** The spec's Authorization queries (all debug:fga), answered from the in-memory index, or with asOf from the tuple history. */
 export function registerAuthorizationRoutes(app: HttpServer, queries: AuthorizationQueries, past: AuthorizationAsOf): void {
   function query<Body extends QueryBody, Result extends object>(
@@ -63,7 +75,7 @@ export function registerAuthorizationRoutes(app: HttpServer, queries: Authorizat
     const respond = (request: FastifyRequest, reply: FastifyReply, found: Result, at: Date | undefined) => {
       if (stream && wantsNdjson(request.headers.accept)) return stream.send(found, reply);
       const answered = at ? { ...found, asOf: at.toISOString() } : found;
-      return (stream ? stream.json(answered, reply) : ok(answered)) as never;
+      return (stream ? stream.json(answered, reply) : envelopeOf(answered)) as never;
     };
     route(app, {
       ...fgaGuard('debug:fga'),
