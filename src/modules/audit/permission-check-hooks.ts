@@ -1,4 +1,4 @@
-import type { RelationTuple } from '../fga/index.ts';
+import { subjectFieldsToString, type RelationTuple } from '../fga/index.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { Clock } from '../../platform/clock.ts';
@@ -22,7 +22,7 @@ type CheckBody = RelationTuple;
 // One literal per shape (a spread of an optional key costs more than the rest of the entry).
 const checkMetadata = (body: CheckBody, allowed?: boolean) => {
   const object = `${body.objectType}:${body.objectId}`;
-  const subject = body.subjectRelation === undefined ? `${body.subjectType}:${body.subjectId}` : `${body.subjectType}:${body.subjectId}#${body.subjectRelation}`;
+  const subject = subjectFieldsToString(body);
   const { relation } = body;
   return allowed === undefined ? { object, relation, subject } : { object, relation, subject, allowed };
 };

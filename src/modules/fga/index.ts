@@ -15,7 +15,7 @@ export { compileModel } from './model.ts';
 export type { CompiledModel } from './model.ts';
 export type { AuthorizationSchema, RelationReference, RewriteNode, TypeDefinition } from './schema.ts';
 export type { RelationTuple, Subject } from './tuple.ts';
-export { parseSubject, parseTuple, subjectOf, subjectToString, tupleToString } from './tuple.ts';
+export { parseSubject, parseTuple, subjectFieldsToString, subjectOf, subjectToString, tupleToString } from './tuple.ts';
 export { validateTuple } from './tuple-validation.ts';
 export { RelationDefinition, TypeSystem } from './typesystem.ts';
 export { errorStatuses } from './app-errors.ts';

@@ -35,6 +35,12 @@ export function subjectToString(subject: Subject): string {
   return subject.relation === undefined ? base : `${base}#${subject.relation}`;
 }
 
+/** subjectToString of a tuple's or query's subject fields, built directly (no Subject in between: a check's audit entry writes one). */
+export function subjectFieldsToString(fields: SubjectFields): string {
+  const base = `${fields.subjectType}:${fields.subjectId}`;
+  return fields.subjectRelation === undefined ? base : `${base}#${fields.subjectRelation}`;
+}
+
 // Built directly (no Subject in between): bulk writes key every tuple by its text several times.
 export function tupleToString(tuple: RelationTuple): string {
   const object = `${tuple.objectType}:${tuple.objectId}#${tuple.relation}@${tuple.subjectType}:${tuple.subjectId}`;
