@@ -56,9 +56,11 @@ const KAFKA_SCRIPTS = path.resolve('scripts/kafka');
 
 /**
  * A broker of the test's own (scripts/kafka on another port and data folder), for tests that stop
- * and restart it while other test files keep using the shared one.
+ * and restart it while other test files keep using the shared one. Its port is the shared broker's
+ * plus `offset`, so that suites run beside each other against brokers of their own never share it.
  */
-export function dedicatedBroker(port: number) {
+export function dedicatedBroker(offset: number) {
+  const port = Number(kafkaBrokers[0]!.split(':').at(-1)) + offset;
   const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_DATA_DIR: path.resolve(`.data/kafka-${port}`) };
   return {
     brokers: [`127.0.0.1:${port}`],

@@ -136,6 +136,9 @@ export class KafkaEventBus implements EventBus {
 class KafkaSubscription implements Subscription {
   // Cuts a redelivery backoff short on close; kafkajs itself waits for the running batch.
   private readonly stopping = new AbortController();
+  /** Restarts after fatal crashes, one at a time; close() waits for the one under way. */
+  private restarting: Promise<void> = Promise.resolve();
+  private fatalCrashesInARow = 0;
 
   constructor(
     private readonly consumer: Consumer,
@@ -145,6 +148,19 @@ class KafkaSubscription implements Subscription {
   ) {}
 
   async start(): Promise<void> {
+    this.restartAfterFatalCrashes();
+    await this.run();
+  }
+
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await this.restarting;
+    // Waits for the batch in progress (whose offsets deliver() commits), then leaves the group.
+    await this.consumer.disconnect();
+    this.onClose();
+  }
+
+  private async run(): Promise<void> {
     try {
       await this.consumer.connect();
       await this.consumer.subscribe({ topics: [this.options.topic], fromBeginning: this.options.fromBeginning });
@@ -163,11 +179,37 @@ class KafkaSubscription implements Subscription {
     }
   }
 
-  async close(): Promise<void> {
-    this.stopping.abort();
-    // Waits for the batch in progress (whose offsets deliver() commits), then leaves the group.
-    await this.consumer.disconnect();
-    this.onClose();
+  /**
+   * kafkajs restarts a consumer after a crash it deems retriable; after any other (a join refused
+   * with INCONSISTENT_GROUP_PROTOCOL, say) the consumer stays stopped for good and the group's
+   * events silently stop flowing. Such a consumer is started again here, with the redelivery
+   * backoff between attempts until it joins its group.
+   */
+  private restartAfterFatalCrashes(): void {
+    const { CRASH, GROUP_JOIN } = this.consumer.events;
+    this.consumer.on(GROUP_JOIN, () => {
+      this.fatalCrashesInARow = 0;
+    });
+    this.consumer.on(CRASH, ({ payload }) => {
+      if (payload.restart || this.stopping.signal.aborted) return;
+      this.restarting = this.restarting.then(() => this.restart(payload.error));
+    });
+  }
+
+  private async restart(error: unknown): Promise<void> {
+    const { signal } = this.stopping;
+    while (!signal.aborted) {
+      this.fatalCrashesInARow++;
+      this.logger.error({ err: error, crashesInARow: this.fatalCrashesInARow }, 'Kafka consumer stopped on an error kafkajs does not retry; starting it again');
+      await waitBeforeRedelivery(this.fatalCrashesInARow, signal);
+      if (signal.aborted) return;
+      try {
+        await this.run();
+        return;
+      } catch (failure) {
+        error = failure;
+      }
+    }
   }
 
   /** Hands the batch over until the handler succeeds, the consumer stops, or the partition moves. */

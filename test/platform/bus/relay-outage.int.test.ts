@@ -6,7 +6,7 @@ import { dedicatedBroker, openKafkaBus, whenKafkaReachable } from '../../support
 import { appendRoundRobin, DELIVERY_TIMEOUT, effects, expectEachAppliedOnceInStreamOrder, newStreams, relayTestBed, uniqueTopic } from './relay-fixtures.ts';
 
 // A broker of this file's own: stopping the shared one would break the other Kafka test files.
-const broker = dedicatedBroker(19092);
+const broker = dedicatedBroker(10_000);
 const RECOVERY_TIMEOUT = { timeout: 120_000, interval: 250 };
 
 whenKafkaReachable(() =>
