@@ -41,7 +41,15 @@ whenKafkaReachable(() =>
 
       await broker.start();
       const all = new Map(streams.map((stream) => [stream, [...before.get(stream)!, ...during.get(stream)!]]));
-      await vi.waitFor(async () => expectEachAppliedOnceInStreamOrder(await effects(db.pool, groupId), all), RECOVERY_TIMEOUT);
+      await vi.waitFor(async () => expectEachAppliedOnceInStreamOrder(await effects(db.pool, groupId), all), RECOVERY_TIMEOUT).catch(async (error: unknown) => {
+        // Says which side stalled: the relay (lag, publish errors) or the consumer (its group's lag).
+        const [relayLag, publishErrors, consumerLag] = await Promise.all([
+          metric('iam_relay_lag_events'),
+          metric('iam_relay_publish_errors_total'),
+          bus.consumerLag(groupId, topic).catch((lagError: Error) => `unknown (${lagError.message})`),
+        ]);
+        throw new Error(`not caught up: relay lag ${relayLag} events, ${publishErrors} publish errors, consumer lag ${consumerLag} messages`, { cause: error });
+      });
       await vi.waitFor(async () => expect(await metric('iam_relay_lag_events')).toBe(0), RECOVERY_TIMEOUT);
     }, 300_000);
   }),
