@@ -30,7 +30,12 @@ describe('audit log listings over the indexes that hold permission checks', () =
     await db.drop();
   });
 
-  const filter = (fields: Partial<AuditLogFilter>): AuditLogFilter => ({ offset: 0, limit: 500, excludeActions: [], ...fields });
+  const filter = ({ excludeActions = [], ...fields }: Partial<Omit<AuditLogFilter, 'excludeActions'>> & { excludeActions?: readonly string[] }): AuditLogFilter => ({
+    offset: 0,
+    limit: 500,
+    ...fields,
+    excludeActions: [...excludeActions],
+  });
   const expected = async (condition: string, params: unknown[], limit: number, offset = 0) => {
     const { rows } = await db.pool.query<{ id: string }>(
       `select id from audit_log where tenant_id = 'acme' and ${condition} order by created_at desc, id desc`,
