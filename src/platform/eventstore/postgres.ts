@@ -105,20 +105,28 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  /** One events_append call (migration 0013): one round trip, one transaction for every member. */
+  /**
+   * One events_append call (migration 0013; 0036 its statements): one round trip, one transaction for
+   * every member. A named statement: its plan (a function scan) depends on no table, so it is made once
+   * per connection instead of parsed and planned at every call.
+   */
   private async callAppend(members: StreamAppend[][]): Promise<(AppendResult[] | Error)[]> {
     const entries = members.flatMap((appends, member) => appends.map((append) => ({ member, append })));
     const events = entries.flatMap(({ append }, entry) => append.events.map((event) => ({ entry: entry + 1, event })));
-    const { rows } = await this.pool.query<AppendRow>('select * from events_append($1, $2, $3, $4, $5, $6, $7, $8)', [
-      entries.map((e) => e.member),
-      entries.map((e) => e.append.streamId),
-      entries.map((e) => String(e.append.expectedRevision)),
-      events.map((e) => e.entry),
-      events.map((e) => e.event.id),
-      events.map((e) => e.event.type),
-      events.map((e) => JSON.stringify(e.event.data ?? null)),
-      events.map((e) => JSON.stringify(e.event.metadata)),
-    ]);
+    const { rows } = await this.pool.query<AppendRow>({
+      name: 'events_append',
+      text: 'select * from events_append($1, $2, $3, $4, $5, $6, $7, $8)',
+      values: [
+        entries.map((e) => e.member),
+        entries.map((e) => e.append.streamId),
+        entries.map((e) => String(e.append.expectedRevision)),
+        events.map((e) => e.entry),
+        events.map((e) => e.event.id),
+        events.map((e) => e.event.type),
+        events.map((e) => JSON.stringify(e.event.data ?? null)),
+        events.map((e) => JSON.stringify(e.event.metadata)),
+      ],
+    });
     if (rows.some((row) => row.out_outcome === 'appended' && row.out_position !== '0')) {
       this.listener.announce();
       this.listener.notifyEveryInstance();

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 
 export async function ensureCheckpoint(db: Queryable, name: string): Promise<bigint> {
@@ -32,6 +31,16 @@ export async function saveCheckpoint(tx: PoolClient, name: string, position: big
   ]);
 }
 
+/**
+ * The group's statements, named: planned once per connection. None can fall into migration 0028's
+ * trap (a generic plan made on a young table, kept while it grows): the locks read no table, and
+ * projection_checkpoints holds a row per projection, a number the code fixes.
+ */
+const GROUP_LOCKS = `select pg_advisory_xact_lock(${LOCK_CLASS}, l.key) from (select distinct hashtext(n) as key from unnest($1::text[]) n order by 1) l`;
+const GROUP_CHECKPOINTS = 'select name, position from projection_checkpoints where name = any($1::text[])';
+const GROUP_SAVE =
+  'update projection_checkpoints c set position = v.position, updated_at = now() from unnest($1::text[], $2::bigint[]) v(name, position) where c.name = v.name';
+
 /** A projection's batch: `work` gets its locked checkpoint and answers the position to save (null: save nothing) with its result. */
 export interface CheckpointedWork<T> {
   name: string;
@@ -43,13 +52,13 @@ export interface CheckpointedWork<T> {
 /**
  * Projection batches (of different projections) as one transaction that opens with their
  * checkpoints locked (as lockCheckpoint does, in key order, so two such transactions never wait
- * crosswise) and closes by moving them, each in a single round trip (a simple query of several
- * statements; names and positions go in as literals). In between, the batches run side by side on
- * a pipelined client: their statements go out together and come back in order. With `optimistic`
- * and every batch's `expected` checkpoint, the batches start at once behind the opening statement
- * (on the wire, so still after the locks), and the checkpoints it reads are compared afterwards: a
- * batch that found another one fails the whole transaction (the caller applies it again, not
- * optimistically). So a group of one-statement batches costs two round trips (three
+ * crosswise) and closes by moving them, each in a single round trip (`pool` is pipelined: the
+ * statements of each go out together and come back in order; the locks, the checkpoints' read and
+ * their update are named statements, GROUP_LOCKS and the next two). In between, the batches run side
+ * by side on the same client. With `optimistic` and every batch's `expected` checkpoint, the batches
+ * start at once behind the opening statements (on the wire, so still after the locks), and the
+ * checkpoints it reads are compared afterwards: a batch that found another one fails the whole
+ * transaction (the caller applies it again, not optimistically). So a group of one-statement batches costs two round trips (three
  * otherwise), not two plus one per batch. Answers each batch's result, in order; if one fails, the
  * transaction is rolled back once every batch has settled.
  * Commits without waiting for the WAL flush: a crash can lose only last batches together with their
@@ -58,14 +67,14 @@ export interface CheckpointedWork<T> {
 export async function checkpointedBatches(pool: Pool, batches: readonly CheckpointedWork<unknown>[], optimistic = false): Promise<unknown[]> {
   const client = await pool.connect();
   try {
-    const names = batches.map((batch) => client.escapeLiteral(batch.name)).join(', ');
-    const opening = client.query(
-      `begin; set local synchronous_commit = off; ` +
-        `select pg_advisory_xact_lock(${LOCK_CLASS}, l.key) from (select distinct hashtext(n) as key from unnest(array[${names}]::text[]) n order by 1) l; ` +
-        `select name, position from projection_checkpoints where name in (${names})`,
-    ) as unknown as Promise<pg.QueryResult<{ name: string; position: string }>[]>;
+    const names = batches.map((batch) => batch.name);
+    const opening = Promise.all([
+      client.query('begin; set local synchronous_commit = off'),
+      client.query({ name: 'projection_group_locks', text: GROUP_LOCKS, values: [names] }),
+      client.query<{ name: string; position: string }>({ name: 'projection_group_checkpoints', text: GROUP_CHECKPOINTS, values: [names] }),
+    ]);
     opening.catch(() => undefined); // awaited below, maybe after the batches: its failure is not unhandled meanwhile
-    const readCheckpoints = async () => new Map((await opening)[3]!.rows.map((row) => [row.name, BigInt(row.position)]));
+    const readCheckpoints = async () => new Map((await opening)[2].rows.map((row) => [row.name, BigInt(row.position)]));
     let settled: PromiseSettledResult<{ save: bigint | null; result: unknown }>[];
     if (optimistic && batches.every((batch) => batch.expected !== undefined)) {
       settled = await Promise.allSettled(batches.map((batch) => batch.work(client, batch.expected!)));
@@ -78,12 +87,13 @@ export async function checkpointedBatches(pool: Pool, batches: readonly Checkpoi
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
     const outcomes = settled.map((outcome) => (outcome as PromiseFulfilledResult<{ save: bigint | null; result: unknown }>).value);
-    const saves = batches.flatMap((batch, i) => (outcomes[i]!.save === null ? [] : [`(${client.escapeLiteral(batch.name)}, ${outcomes[i]!.save})`]));
-    await client.query(
-      saves.length === 0
-        ? 'commit'
-        : `update projection_checkpoints c set position = v.position, updated_at = now() from (values ${saves.join(', ')}) v(name, position) where c.name = v.name; commit`,
-    );
+    const saved = batches.flatMap((batch, i) => (outcomes[i]!.save === null ? [] : [{ name: batch.name, position: outcomes[i]!.save!.toString() }]));
+    await Promise.all([
+      saved.length === 0
+        ? null
+        : client.query({ name: 'projection_group_save', text: GROUP_SAVE, values: [saved.map((save) => save.name), saved.map((save) => save.position)] }),
+      client.query('commit'),
+    ]);
     return outcomes.map((outcome) => outcome.result);
   } catch (error) {
     await client.query('rollback').catch(() => undefined);

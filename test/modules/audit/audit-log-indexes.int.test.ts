@@ -5,7 +5,8 @@ import { createTestDatabase, type TestDatabase } from '../../support/database.ts
 
 /**
  * PERMISSION_CHECK rows are left out of audit_log_by_action (migration 0027); listings that name
- * them walk the time or user index instead. With sequential scans off, the listing must take those
+ * them walk the time or user index instead, and the default listing, which leaves them out, walks
+ * the time index past the checks written before migration 0029 (0037). With sequential scans off, the listing must take those
  * index paths and still answer what plain SQL over the table answers.
  */
 describe('audit log listings over the indexes that hold permission checks', () => {
@@ -29,7 +30,12 @@ describe('audit log listings over the indexes that hold permission checks', () =
     await db.drop();
   });
 
-  const filter = (fields: Partial<AuditLogFilter>): AuditLogFilter => ({ offset: 0, limit: 500, excludeActions: [], ...fields });
+  const filter = ({ excludeActions = [], ...fields }: Partial<Omit<AuditLogFilter, 'excludeActions'>> & { excludeActions?: readonly string[] }): AuditLogFilter => ({
+    offset: 0,
+    limit: 500,
+    ...fields,
+    excludeActions: [...excludeActions],
+  });
   const expected = async (condition: string, params: unknown[], limit: number, offset = 0) => {
     const { rows } = await db.pool.query<{ id: string }>(
       `select id from audit_log where tenant_id = 'acme' and ${condition} order by created_at desc, id desc`,
@@ -46,10 +52,19 @@ describe('audit log listings over the indexes that hold permission checks', () =
     expect(rows.find((row) => row.indexname === 'audit_log_by_user')?.indexdef).not.toMatch(/WHERE/);
   });
 
+  it('keeps one time index for every listing (migration 0037): audit_log_by_time, no copy of it without checks', async () => {
+    const { rows } = await db.pool.query<{ indexname: string }>(
+      "select indexname from pg_indexes where tablename = 'audit_log' and indexdef like '%(tenant_id, created_at DESC, id DESC)%'",
+    );
+    expect(rows.map((row) => row.indexname).sort()).toEqual(['audit_log_by_time', 'audit_log_checks_before_chunks']);
+  });
+
   it.each([
     ['action=PERMISSION_CHECK', { action: 'PERMISSION_CHECK' }, 'action = $1', ['PERMISSION_CHECK']],
     ['action=PERMISSION_CHECK, second page', { action: 'PERMISSION_CHECK', offset: 500 }, 'action = $1', ['PERMISSION_CHECK']],
     ['action=LOGIN', { action: 'LOGIN' }, 'action = $1', ['LOGIN']],
+    ['the default listing (PERMISSION_CHECK left out)', { excludeActions: ['PERMISSION_CHECK'] }, 'action <> $1', ['PERMISSION_CHECK']],
+    ['the default listing, second page', { excludeActions: ['PERMISSION_CHECK'], offset: 500 }, 'action <> $1', ['PERMISSION_CHECK']],
     ['userId with action=PERMISSION_CHECK', { action: 'PERMISSION_CHECK', userId: 'user-4' }, 'action = $1 and user_id = $2', ['PERMISSION_CHECK', 'user-4']],
     [
       'action=PERMISSION_CHECK within an hour',

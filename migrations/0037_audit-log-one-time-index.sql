@@ -1,0 +1,11 @@
+-- audit_log_by_time_no_checks (0012) held the entries other than PERMISSION_CHECK, so that the
+-- default listing (which leaves checks out) walked no check row. Since 0029 no new check enters
+-- audit_log: both time indexes took every new row (a LOGIN entry, every audited command), an index
+-- entry each (a btree descent and about 150 bytes of WAL) for no listing that needs it.
+-- audit_log_by_time (tenant_id, created_at desc, id desc) include (action, user_id) serves the
+-- default listing the same way: its page and its capped count walk it newest first and leave
+-- checks out on the included action (index-only for the count). Over entries written since 0029 it
+-- is the very same walk; over older ones it also steps over their check rows, at most the checks
+-- among the first AUDIT_TOTAL_CAP (10,000) others (docs/performance.md, "PostgreSQL a login
+-- (session 13, pgappend)").
+drop index audit_log_by_time_no_checks;
