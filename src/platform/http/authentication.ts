@@ -29,8 +29,13 @@ declare module 'fastify' {
   }
 }
 
+/** The usual header (a JWT's characters are printable ASCII): one scan, no capture. */
+const PLAIN_BEARER = /^Bearer [\x21-\x7e]+$/;
+
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
+  if (header && PLAIN_BEARER.test(header)) return header.slice('Bearer '.length);
+  // Any other spelling: what this matches is the same token, or a refusal.
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match?.[1]) throw platformError('TOKEN_INVALID', 'A bearer access token is required');
   return match[1];
