@@ -195,12 +195,6 @@ async function retryingDeadlocks<T>(statement: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * How long a recovered target keeps being looked at for held deliveries after none is left: an
- * enqueue that read the circuit open just before it closed commits its held rows within it.
- */
-const RECOVERY_GRACE = `interval '1 minute'`;
-
 /** RFC 9562's namespace for URLs, of which each feature's delivery ids take a namespace of their own. */
 const URL_NAMESPACE = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';
 
@@ -305,34 +299,13 @@ export class OutboundQueue {
       event_type: string;
       payload: string;
       attempts: number;
-    }>(
-      `with due as (
-         select id from outbound_deliveries d
-          where feature = $1 and next_attempt_at <= $2 and next_attempt_at < 'infinity' and ${UNLEASED('d', '$2')}
-          order by next_attempt_at limit $4 for update skip locked
-       ), probed as (
-         update outbound_targets set probe_at = $5
-          where feature = $1 and failing_since is not null and coalesce(probe_at, '-infinity') <= $2
-          returning target_id, 1 as wanted
-       ), recovered as (
-         select target_id, $4::int as wanted from outbound_targets where feature = $1 and failing_since is null and recovered_at is not null
-       ), held as (
-         select h.id from (select * from probed union all select * from recovered) t
-          cross join lateral (
-            select id from outbound_deliveries d
-             where d.feature = $1 and d.target_id = t.target_id and d.next_attempt_at = 'infinity' and ${UNLEASED('d', '$2')}
-             limit t.wanted for update skip locked) h
-          limit greatest(0, $4 - (select count(*) from due))
-       ), released as (
-         update outbound_targets t set recovered_at = null
-          where t.feature = $1 and t.failing_since is null and t.recovered_at < $2::timestamptz - ${RECOVERY_GRACE}
-            and not exists (select from outbound_deliveries d where d.feature = $1 and d.target_id = t.target_id and d.next_attempt_at = 'infinity')
-       )
-       update outbound_deliveries d set leased_until = $3, updated_at = $2
-        where d.id = any(array(select id from due union all select id from held))
-        returning d.id, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, d.attempts`,
-      [this.feature, now, new Date(now.getTime() + leaseMs), limit, new Date(now.getTime() + this.probeIntervalMs)],
-    );
+    }>({
+      // Migration 0038: the statement, planned once per connection through the indexes. Named, like
+      // events_append: the call's own plan is a function scan, which no table's growth can stale.
+      name: 'outbound_claim_due',
+      text: 'select * from outbound_claim_due($1, $2, $3, $4, $5)',
+      values: [this.feature, now, new Date(now.getTime() + leaseMs), limit, new Date(now.getTime() + this.probeIntervalMs)],
+    });
     return rows.map((row) => ({
       id: row.id,
       tenantId: row.tenant_id,
