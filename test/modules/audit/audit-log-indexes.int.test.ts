@@ -6,8 +6,8 @@ import { createTestDatabase, type TestDatabase } from '../../support/database.ts
 /**
  * PERMISSION_CHECK rows are left out of audit_log_by_action (migration 0027); listings that name
  * them walk the time or user index instead, and the default listing, which leaves them out, walks
- * the time index past the checks written before migration 0029 (0037). With sequential scans off, the listing must take those
- * index paths and still answer what plain SQL over the table answers.
+ * the time index past the checks written before migration 0029 (0037). With sequential scans off,
+ * the listing must take those index paths and still answer what plain SQL over the table answers.
  */
 describe('audit log listings over the indexes that hold permission checks', () => {
   let db: TestDatabase;
