@@ -35,6 +35,8 @@ export function logStreamChannel(deps: LogStreamChannelDeps): OutboundChannel {
   return {
     name: 'log-streams',
 
+    takes: (eventType) => deps.isAudited(eventType),
+
     async fanOut(event) {
       if (!deps.isAudited(event.type)) return [];
       // Entries from before a stream existed are not sent to it.

@@ -64,6 +64,8 @@ export function webhookChannel(deps: WebhookChannelDeps): OutboundChannel {
   return {
     name: 'webhooks',
 
+    takes: (eventType) => webhookTypeOf(eventType) !== null,
+
     async fanOut(event, memo) {
       const type = webhookTypeOf(event.type);
       if (!type) return [];

@@ -1,6 +1,6 @@
 import { EventEmitter, once } from 'node:events';
 import type { Logger } from 'pino';
-import { distinctGroups } from './consumer-groups.ts';
+import { distinctGroups, passedOver } from './consumer-groups.ts';
 import type { ConsumerGroup, DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
 import { decodePublicEvent, encodePublicEvent } from './public-event.ts';
 import { waitBeforeRedelivery } from './redelivery.ts';
@@ -177,7 +177,11 @@ export class InProcessEventBus implements EventBus {
     const batch = log.read(from, MAX_BATCH);
     if (batch.length === 0 || member.signal.aborted) return 'caught-up';
     try {
-      await handler(batch.map((message, index) => toDeliveredMessage(topic, from + index, message)));
+      const delivered: DeliveredMessage[] = [];
+      batch.forEach((message, index) => {
+        if (!passedOver(member.options, message.headers['event-type'])) delivered.push(toDeliveredMessage(topic, from + index, message));
+      });
+      if (delivered.length > 0) await handler(delivered);
     } catch (error) {
       const context = { err: error, groupId, topic, firstOffset: from, attempt };
       this.logger.warn(context, 'event handler failed; redelivering the batch');

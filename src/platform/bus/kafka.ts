@@ -1,6 +1,6 @@
 import { Kafka, Partitioners, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import { distinctGroups } from './consumer-groups.ts';
+import { distinctGroups, passedOver } from './consumer-groups.ts';
 import { kafkaLogLevelFor, pinoLogCreator } from './kafka-logging.ts';
 import type { ConsumerGroup, DeliveredMessage, EventBus, OutgoingMessage, SubscribeOptions, Subscription, TopicOptions } from './port.ts';
 import { decodePublicEvent, encodePublicEvent } from './public-event.ts';
@@ -218,7 +218,10 @@ class KafkaSubscription implements Subscription {
     if (batch.isEmpty()) return;
     for (let attempt = 1; this.mayContinue(payload); attempt++) {
       try {
-        await this.options.handler(batch.messages.map((message) => toDeliveredMessage(batch.topic, batch.partition, message)));
+        const delivered = batch.messages
+          .filter((message) => !passedOver(this.options, headerText(message.headers?.['event-type'])))
+          .map((message) => toDeliveredMessage(batch.topic, batch.partition, message));
+        if (delivered.length > 0) await this.options.handler(delivered);
       } catch (error) {
         const context = { err: error, partition: batch.partition, firstOffset: batch.firstOffset(), attempt };
         this.logger.warn(context, 'event handler failed; redelivering the batch');
@@ -256,9 +259,13 @@ function toDeliveredMessage(topic: string, partition: number, message: KafkaMess
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    // A header may repeat; the envelope keeps the first occurrence.
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) result[name] = first.toString();
+    const text = headerText(value);
+    if (text !== undefined) result[name] = text;
   }
   return result;
+}
+
+/** A header's text; a header may repeat, and the envelope keeps the first occurrence. */
+function headerText(value: IHeaders[string]): string | undefined {
+  return (Array.isArray(value) ? value[0] : value)?.toString();
 }

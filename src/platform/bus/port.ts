@@ -60,6 +60,12 @@ export interface SubscribeOptions {
   /** Where a group without committed offsets starts: the oldest retained message, or new ones only. */
   fromBeginning: boolean;
   handler: BatchHandler;
+  /**
+   * The event types (a message's `event-type` header) the handler acts on. A message of another type
+   * is committed with its batch without being decoded or handed over (a batch of only such messages
+   * calls no handler); one without the header is handed over as always. Unset: every message.
+   */
+  takes?: (eventType: string) => boolean;
 }
 
 export interface Subscription {

@@ -29,6 +29,21 @@ function tolerant(pool: pg.Pool): pg.Pool {
   return pool;
 }
 
+/**
+ * Runs `issue`, which sends statements on `client` without waiting in between (a pipelined client),
+ * with the client's socket corked: they leave in one write instead of one each. A write to a
+ * PostgreSQL on the same machine costs the sender tens of µs, as the kernel runs the receiving side in it.
+ */
+export function inOneWrite<T>(client: pg.PoolClient, issue: () => T): T {
+  const { stream } = (client as unknown as pg.Client).connection;
+  stream.cork();
+  try {
+    return issue();
+  } finally {
+    stream.uncork();
+  }
+}
+
 /** Runs `work` in one transaction on one client: commit on success, rollback on any error. */
 export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -46,6 +46,8 @@ export interface OutboundChannel {
    * events (work shared by them is done once).
    */
   fanOut(event: PublicEvent, memo: BatchMemo<PublicEvent>): Promise<Omit<NewDelivery, 'eventId'>[]>;
+  /** The event types `fanOut` can make deliveries of: the bus passes the others over undecoded (most events of a busy service). */
+  takes(eventType: string): boolean;
   /**
    * The request of one attempt (signed now), or an attempt the channel makes with a protocol client
    * of its own, or null when the target takes no deliveries any more.
@@ -173,7 +175,13 @@ export class OutboundEngine {
     // Per topic: members of one Kafka group must subscribe to the same topics.
     const groupId = `${topic}.${channel.name}`;
     const inbox = new PostgresInbox(this.options.pool);
-    this.subscription = await bus.subscribe({ groupId, topic, fromBeginning: false, handler: (messages) => this.consume(groupId, inbox, messages) });
+    this.subscription = await bus.subscribe({
+      groupId,
+      topic,
+      fromBeginning: false,
+      handler: (messages) => this.consume(groupId, inbox, messages),
+      takes: (eventType) => channel.takes(eventType),
+    });
     this.working = this.work();
   }
 

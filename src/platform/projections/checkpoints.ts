@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
+import { inOneWrite, type Pool, type PoolClient, type Queryable } from '../db/pool.ts';
 
 export async function ensureCheckpoint(db: Queryable, name: string): Promise<bigint> {
   await db.query('insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing', [name]);
@@ -68,16 +68,21 @@ export async function checkpointedBatches(pool: Pool, batches: readonly Checkpoi
   const client = await pool.connect();
   try {
     const names = batches.map((batch) => batch.name);
-    const opening = Promise.all([
-      client.query('begin; set local synchronous_commit = off'),
-      client.query({ name: 'projection_group_locks', text: GROUP_LOCKS, values: [names] }),
-      client.query<{ name: string; position: string }>({ name: 'projection_group_checkpoints', text: GROUP_CHECKPOINTS, values: [names] }),
-    ]);
-    opening.catch(() => undefined); // awaited below, maybe after the batches: its failure is not unhandled meanwhile
+    const optimisticStart = optimistic && batches.every((batch) => batch.expected !== undefined);
+    // The opening statements, and with an optimistic start the batches' first statements, in one write.
+    const [opening, started] = inOneWrite(client, () => {
+      const sent = Promise.all([
+        client.query('begin; set local synchronous_commit = off'),
+        client.query({ name: 'projection_group_locks', text: GROUP_LOCKS, values: [names] }),
+        client.query<{ name: string; position: string }>({ name: 'projection_group_checkpoints', text: GROUP_CHECKPOINTS, values: [names] }),
+      ]);
+      sent.catch(() => undefined); // awaited below, maybe after the batches: its failure is not unhandled meanwhile
+      return [sent, optimisticStart ? Promise.allSettled(batches.map((batch) => batch.work(client, batch.expected!))) : null] as const;
+    });
     const readCheckpoints = async () => new Map((await opening)[2].rows.map((row) => [row.name, BigInt(row.position)]));
     let settled: PromiseSettledResult<{ save: bigint | null; result: unknown }>[];
-    if (optimistic && batches.every((batch) => batch.expected !== undefined)) {
-      settled = await Promise.allSettled(batches.map((batch) => batch.work(client, batch.expected!)));
+    if (started) {
+      settled = await started;
       const checkpoints = await readCheckpoints();
       if (batches.some((batch) => (checkpoints.get(batch.name) ?? 0n) !== batch.expected)) throw new Error('a checkpoint moved since its worker saw it');
     } else {
@@ -88,12 +93,14 @@ export async function checkpointedBatches(pool: Pool, batches: readonly Checkpoi
     if (failed) throw failed.reason;
     const outcomes = settled.map((outcome) => (outcome as PromiseFulfilledResult<{ save: bigint | null; result: unknown }>).value);
     const saved = batches.flatMap((batch, i) => (outcomes[i]!.save === null ? [] : [{ name: batch.name, position: outcomes[i]!.save!.toString() }]));
-    await Promise.all([
-      saved.length === 0
-        ? null
-        : client.query({ name: 'projection_group_save', text: GROUP_SAVE, values: [saved.map((save) => save.name), saved.map((save) => save.position)] }),
-      client.query('commit'),
-    ]);
+    await inOneWrite(client, () =>
+      Promise.all([
+        saved.length === 0
+          ? null
+          : client.query({ name: 'projection_group_save', text: GROUP_SAVE, values: [saved.map((save) => save.name), saved.map((save) => save.position)] }),
+        client.query('commit'),
+      ]),
+    );
     return outcomes.map((outcome) => outcome.result);
   } catch (error) {
     await client.query('rollback').catch(() => undefined);

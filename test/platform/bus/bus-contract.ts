@@ -168,6 +168,24 @@ export function eventBusContract(name: string, open: () => Promise<EventBus>): v
       expect(ids(secondMember.received)).toEqual(ids(after));
     });
 
+    it("passes over the event types a group does not take: committed with their batch, never handed over; a message without the type header is", async () => {
+      const topic = await newTopic('takes');
+      const groupId = uniqueName('group');
+      const typed = (revision: number, eventType: string | null): OutgoingMessage => {
+        const message = eventMessage('thing-acme.t', revision);
+        return { ...message, headers: eventType ? { ...message.headers, 'event-type': eventType } : message.headers };
+      };
+      const published = [typed(0, 'Wanted'), typed(1, 'Unwanted'), typed(2, null), typed(3, 'Unwanted'), typed(4, 'Unwanted')];
+      await bus.publish(topic, published.slice(0, 4));
+      await bus.publish(topic, published.slice(4));
+      const batches: DeliveredMessage[][] = [];
+      await bus.subscribe({ groupId, topic, fromBeginning: true, takes: (eventType) => eventType === 'Wanted', handler: async (batch) => void batches.push([...batch]) });
+
+      await vi.waitFor(() => expect(bus.consumerLag(groupId, topic)).resolves.toBe(0), DELIVERY_TIMEOUT);
+      expect(ids(batches.flat())).toEqual(ids([published[0]!, published[2]!]));
+      expect(batches.every((batch) => batch.length > 0)).toBe(true);
+    });
+
     it('reports the lag of a consumer group until it has committed everything', async () => {
       const topic = await newTopic('lag');
       const groupId = uniqueName('group');

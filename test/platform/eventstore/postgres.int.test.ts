@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WrongExpectedVersionError } from '../../../src/platform/eventstore/errors.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
-import type { PoolClient } from '../../../src/platform/db/pool.ts';
+import { createPool, type PoolClient } from '../../../src/platform/db/pool.ts';
 import type { NewEvent, RecordedEvent } from '../../../src/platform/eventstore/port.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
@@ -291,5 +292,72 @@ describe('PostgreSQL event store: a live subscriber woken by an append', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reads).toBe(readsAtDelivery[1]);
     await subscription.close();
+  });
+});
+
+describe('PostgreSQL event store: NOTIFY only where another store listens', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  /** The commit NOTIFYs a pool sends (a listener's hello aside). */
+  const countNotifies = (pool: pg.Pool) => {
+    let sent = 0;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    vi.spyOn(pool, 'query').mockImplementation(((config: unknown, ...rest: unknown[]) => {
+      const { name, values } = (config ?? {}) as { name?: string; values?: string[] };
+      if (name === 'events_notify' && !values![1]!.startsWith('hello:')) sent += 1;
+      return query(config, ...rest);
+    }) as never);
+    return () => sent;
+  };
+  const listeners = async () => Number((await db.pool.query(`select count(*) from pg_stat_activity where datname = current_database() and query ilike 'listen %'`)).rows[0].count);
+
+  it('a store that has heard no other listener sends none; once another listens, its commits wake it at once', async () => {
+    // Polls a minute apart: only a NOTIFY delivers within the test.
+    const poolA = createPool(db.url, 5);
+    const poolB = createPool(db.url, 5);
+    const notifiesOfA = countNotifies(poolA);
+    const a = new PostgresEventStore(poolA, { pollIntervalMs: 60_000 });
+    const b = new PostgresEventStore(poolB, { pollIntervalMs: 60_000 });
+    const writer = new PostgresEventStore(db.pool, { pollIntervalMs: 60_000 });
+    const notifiesOfWriter = countNotifies(db.pool);
+    const start = await a.headPosition();
+    try {
+      const seenByA: string[] = [];
+      const subscriptionA = a.subscribeToAll({ after: start, onEvents: async (events) => void seenByA.push(...events.map((e) => e.streamId)) });
+      await expect.poll(listeners).toBe(1);
+      await a.append('alone-1', [testEvent()]);
+      await expect.poll(() => seenByA).toEqual(['alone-1']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(notifiesOfA()).toBe(0);
+
+      // A store that never listened cannot know who does: its commits notify, and wake A.
+      await writer.append('unlistened', [testEvent()]);
+      await expect.poll(() => seenByA).toEqual(['alone-1', 'unlistened']);
+      expect(notifiesOfWriter()).toBe(1);
+      // A heard another store: it notifies once at once (for what it committed unannounced).
+      await expect.poll(notifiesOfA).toBe(1);
+
+      const seenByB: string[] = [];
+      const subscriptionB = b.subscribeToAll({ after: start, onEvents: async (events) => void seenByB.push(...events.map((e) => e.streamId)) });
+      await expect.poll(() => seenByB).toEqual(['alone-1', 'unlistened']);
+      // B's hello reached A: A answers it, and its commits wake B.
+      await expect.poll(notifiesOfA).toBe(2);
+      await a.append('heard-1', [testEvent()]);
+      await expect.poll(() => seenByB, { timeout: 10_000 }).toEqual(['alone-1', 'unlistened', 'heard-1']);
+      await b.append('heard-2', [testEvent()]);
+      await expect.poll(() => seenByA, { timeout: 10_000 }).toEqual(['alone-1', 'unlistened', 'heard-1', 'heard-2']);
+      expect(notifiesOfA()).toBe(3);
+      await Promise.all([subscriptionA.close(), subscriptionB.close()]);
+    } finally {
+      vi.restoreAllMocks();
+      await Promise.all([a.close(), b.close(), writer.close()]);
+      await Promise.all([poolA.end(), poolB.end()]);
+    }
   });
 });

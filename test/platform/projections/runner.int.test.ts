@@ -1,10 +1,12 @@
+import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore, SubscribeOptions } from '../../../src/platform/eventstore/port.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import { SharedLogReader } from '../../../src/platform/eventstore/shared-log-reader.ts';
 import { newId } from '../../../src/platform/ids.ts';
-import { readCheckpoint } from '../../../src/platform/projections/checkpoints.ts';
+import { pipelinedPool } from '../../../src/platform/db/pool.ts';
+import { checkpointedBatches, ensureCheckpoint, readCheckpoint } from '../../../src/platform/projections/checkpoints.ts';
 import { SMALL_TURN_EVENTS } from '../../../src/platform/projections/batch-groups.ts';
 import { defineProjection } from '../../../src/platform/projections/projection.ts';
 import { rebuildProjection } from '../../../src/platform/projections/rebuild.ts';
@@ -58,6 +60,27 @@ describe('projection runner', () => {
       expect(await runner.waitFor(position + 1_000_000_000n, 50)).toBe(false);
     } finally {
       await runner.stop();
+    }
+  });
+
+  it("sends a group's opening statements with an optimistic batch's first one in one write to the socket, and its closing in one", async () => {
+    const pool = pipelinedPool(db.pool, 1);
+    try {
+      const client = await pool.connect();
+      const socket = (client as unknown as pg.Client).connection.stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+      client.release();
+      let writes = 0;
+      for (const method of ['_write', '_writev'] as const) {
+        const write = socket[method]!.bind(socket);
+        socket[method] = (...args: unknown[]) => ((writes += 1), write(...args));
+      }
+      const expected = await ensureCheckpoint(pool, 'test-writes');
+      writes = 0;
+      const work = async (tx: pg.PoolClient) => ((await tx.query('select 1')), { save: expected, result: 'applied' });
+      expect(await checkpointedBatches(pool, [{ name: 'test-writes', expected, work }], true)).toEqual(['applied']);
+      expect(writes).toBe(2);
+    } finally {
+      await pool.end();
     }
   });
 
