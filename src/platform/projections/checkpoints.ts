@@ -52,15 +52,16 @@ export interface CheckpointedWork<T> {
 /**
  * Projection batches (of different projections) as one transaction that opens with their
  * checkpoints locked (as lockCheckpoint does, in key order, so two such transactions never wait
- * crosswise) and closes by moving them, each in a single round trip (`pool` is pipelined: the
- * statements of each go out together and come back in order; the locks, the checkpoints' read and
- * their update are named statements, GROUP_LOCKS and the next two). In between, the batches run side
- * by side on the same client. With `optimistic` and every batch's `expected` checkpoint, the batches
- * start at once behind the opening statements (on the wire, so still after the locks), and the
- * checkpoints it reads are compared afterwards: a batch that found another one fails the whole
- * transaction (the caller applies it again, not optimistically). So a group of one-statement batches costs two round trips (three
- * otherwise), not two plus one per batch. Answers each batch's result, in order; if one fails, the
- * transaction is rolled back once every batch has settled.
+ * crosswise) and closes by moving them, each in a single round trip and a single socket write
+ * (`pool` is pipelined: the statements of each go out together, corked by `inOneWrite`, and come
+ * back in order; the locks, the checkpoints' read and their update are named statements,
+ * GROUP_LOCKS and the next two). In between, the batches run side by side on the same client. With
+ * `optimistic` and every batch's `expected` checkpoint, the batches start at once behind the
+ * opening statements (in the same write, so still after the locks), and the checkpoints it reads
+ * are compared afterwards: a batch that found another one fails the whole transaction (the caller
+ * applies it again, not optimistically). So a group of one-statement batches costs two round trips
+ * (three otherwise), not two plus one per batch. Answers each batch's result, in order; if one
+ * fails, the transaction is rolled back once every batch has settled.
  * Commits without waiting for the WAL flush: a crash can lose only last batches together with their
  * checkpoints (one transaction), and the projections apply them again from the log.
  */
