@@ -52,8 +52,9 @@ export function encodePublicEvent(event: PublicEvent): string {
 }
 
 /**
- * Throws on anything that is not a version-1 envelope. Adapters decode inside the delivery attempt:
- * a foreign message blocks its partition (and shows as lag) instead of being skipped unseen.
+ * Throws on anything that is not a version-1 envelope. The Kafka adapter decodes inside the delivery
+ * attempt: a foreign message blocks its partition (and shows as lag) instead of being skipped unseen.
+ * (The in-process bus only parses: its topics hold nothing but what its publish encoded.)
  */
 export function decodePublicEvent(payload: string): PublicEvent {
   return publicEventSchema.parse(JSON.parse(payload));

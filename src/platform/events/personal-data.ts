@@ -41,15 +41,45 @@ const memo = () => {
  * clientIp and userAgent are in both events' metadata and in the session's data: two seals, not six).
  * Equal ciphertexts show only that those fields are equal, which their meaning says anyway.
  */
-function fieldSealer(): (key: Buffer, value: unknown) => string {
+function fieldSealer(recent: RecentSeals): (key: Buffer, value: unknown) => string {
   const once = memo();
-  return (key, value) => once(key, JSON.stringify(value), sealText);
+  return (key, value) => once(key, JSON.stringify(value), recent.seal);
 }
 
 /** Opens sealed fields for one read: a ciphertext met again (the same value sealed once for several fields) is opened once. */
-function fieldOpener(): (key: Buffer, value: unknown) => unknown {
+function fieldOpener(recent: RecentSeals): (key: Buffer, value: unknown) => unknown {
   const once = memo();
-  return (key, value) => (typeof value === 'string' && value.startsWith(SEALED) ? JSON.parse(once(key, value, openText)) : value);
+  return (key, value) => (typeof value === 'string' && value.startsWith(SEALED) ? JSON.parse(once(key, value, recent.open)) : value);
+}
+
+/** Sealed texts remembered for their reads: a few seconds of this instance's appends. */
+const RECENT_SEALS = 256;
+
+/**
+ * The texts this instance sealed last, by ciphertext and key: the log's tail read that follows
+ * every append (projections, relay) gets them back without a cipher, whose set-up costs more than
+ * its few bytes. Opening a ciphertext under the key it was sealed with answers the sealed text, so
+ * this answers the same; anything else is opened. Forgotten at once when the log shows an erasure
+ * (the destroyed key is not kept here), and bounded otherwise.
+ */
+class RecentSeals {
+  private readonly texts = new Map<string, { key: Buffer; text: string }>();
+
+  readonly seal = (key: Buffer, text: string): string => {
+    const sealed = sealText(key, text);
+    this.texts.set(sealed, { key, text });
+    if (this.texts.size > RECENT_SEALS) this.texts.delete(this.texts.keys().next().value!);
+    return sealed;
+  };
+
+  readonly open = (key: Buffer, sealed: string): string => {
+    const known = this.texts.get(sealed);
+    return known && known.key.equals(key) ? known.text : openText(key, sealed);
+  };
+
+  forget(): void {
+    this.texts.clear();
+  }
 }
 
 type PersonalFields = { subject: DataSubject; paths: readonly string[] };
@@ -87,6 +117,8 @@ interface KeyUse {
  * the store (commands, projections, reactions, history, the relay, a replay) gets the same answer.
  */
 export class PersonalDataCipher {
+  private readonly recent = new RecentSeals();
+
   constructor(
     private readonly catalogue: EventCatalogue,
     private readonly keys: DataKeys,
@@ -112,7 +144,7 @@ export class PersonalDataCipher {
       uses.flatMap((use) => (use?.personal ? [use.subject] : [])),
       uses.flatMap((use) => (use && !use.personal ? [use.subject] : [])),
     );
-    const sealField = fieldSealer();
+    const sealField = fieldSealer(this.recent);
     return events.map((event, i) => {
       const use = uses[i];
       if (!use) return event;
@@ -132,7 +164,10 @@ export class PersonalDataCipher {
   async reveal<Event extends RecordedEvent>(events: Event[]): Promise<Event[]> {
     for (const event of events) {
       const erased = this.catalogue.erasedSubjectOf(event);
-      if (erased) this.keys.markErased(erased);
+      if (erased) {
+        this.keys.markErased(erased);
+        this.recent.forget();
+      }
     }
     const uses = events.map((event) => this.readKeyUse(event));
     const wanted = uses.flatMap((use) => (use ? [use.subject] : []));
@@ -144,7 +179,7 @@ export class PersonalDataCipher {
       return subject && event.metadata.personalDataKey && states.get(dataKeyOf(subject)) === 'none' ? [subject] : [];
     });
     if (stale.length > 0) for (const [key, state] of await this.keys.states(stale, { reload: true })) states.set(key, state);
-    const openField = fieldOpener();
+    const openField = fieldOpener(this.recent);
     return events.map((event, i) => this.revealOne(event, uses[i] ?? null, states, openField));
   }
 

@@ -93,6 +93,16 @@ describe('PersonalDataCipher and DataKeys', () => {
     expect(again!.data).toEqual({ userId, firstName: ERASED });
   });
 
+  it('reveals its own fresh seals as sealed, and never a ciphertext moved under another person\'s key', async () => {
+    const cipher = new PersonalDataCipher(eventCatalogue, new DataKeys(db.pool, new SecretBox('k')));
+    const [owner, other] = [newId(), newId()];
+    const [mine, theirs] = await cipher.seal([profileUpdate('acme', owner, 'Owner'), profileUpdate('acme', other, 'Other')]);
+    expect((await cipher.reveal(recorded([mine!])))[0]!.data).toEqual({ userId: owner, firstName: 'Owner' });
+    // The owner's ciphertext in an event of the other person (sealed with the other's key): opened under that key, it fails.
+    const moved = { ...theirs!, data: { userId: other, firstName: (mine!.data as { firstName: string }).firstName } };
+    await expect(cipher.reveal(recorded([moved]))).rejects.toThrow();
+  });
+
   it('seals clientIp and userAgent with the data subject\'s key, else the acting user\'s if they have one; one key statement per batch', async () => {
     const box = new SecretBox('k');
     const pool = countingPool(db);
