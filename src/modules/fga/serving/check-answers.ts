@@ -1,0 +1,63 @@
+import type { CheckRequest, CheckResult } from '../engine/authorization-engine.ts';
+import type { MemoryTupleStore } from '../engine/memory-tuple-store.ts';
+import type { TypeSystem } from '../typesystem.ts';
+
+/** Answers kept at most, every tenant together (a key of about a hundred characters and a small entry each). */
+export const CHECK_ANSWERS_KEPT = 10_000;
+
+interface Kept {
+  store: MemoryTupleStore;
+  typesystem: TypeSystem;
+  version: number;
+  result: CheckResult;
+}
+
+/** The question, unambiguously whatever its text holds: each field after its length. */
+const keyOf = (tenant: string, request: CheckRequest): string => {
+  const { objectType, objectId, relation, subjectType, subjectId, subjectRelation } = request;
+  const userset = subjectRelation === undefined ? '-' : `${subjectRelation.length}:${subjectRelation}`;
+  return `${tenant.length}:${tenant}${objectType.length}:${objectType}${objectId.length}:${objectId}${relation.length}:${relation}${subjectType.length}:${subjectType}${subjectId.length}:${subjectId}${userset}`;
+};
+
+/**
+ * Recent check answers, the cache before local evaluation of design.md (OpenFGA keeps one too). An
+ * answer holds only for the tenant's index it was computed over, at that index's version, and the
+ * model it was computed with: a tuple written or deleted in the tenant, another active model or a
+ * reloaded index makes it stale, and a stale answer is computed again, never returned. Only plain
+ * checks are kept: not with contextual tuples, nor with explain (the tree is what it asks for). An
+ * invalid request throws before anything is kept, and a key names one question only, so a kept
+ * answer is the engine's answer to this very question over this very index.
+ */
+export class CheckAnswers {
+  private readonly kept = new Map<string, Kept>();
+
+  constructor(private readonly capacity = CHECK_ANSWERS_KEPT) {}
+
+  /** The kept answer when still valid, else `evaluate`'s (kept when it answered without a promise). */
+  answer(
+    tenant: string,
+    typesystem: TypeSystem,
+    store: MemoryTupleStore,
+    request: CheckRequest,
+    evaluate: () => CheckResult | Promise<CheckResult>,
+  ): CheckResult | Promise<CheckResult> {
+    if (request.explain || request.contextualTuples?.length) return evaluate();
+    const key = keyOf(tenant, request);
+    const known = this.kept.get(key);
+    const version = store.version;
+    if (known !== undefined && known.store === store && known.typesystem === typesystem && known.version === version) return known.result;
+    const result = evaluate();
+    if (result instanceof Promise) return result;
+    if (known !== undefined) {
+      known.store = store;
+      known.typesystem = typesystem;
+      known.version = version;
+      known.result = result;
+    } else {
+      // The oldest answer leaves first (a Map keeps insertion order).
+      if (this.kept.size >= this.capacity) this.kept.delete(this.kept.keys().next().value!);
+      this.kept.set(key, { store, typesystem, version, result });
+    }
+    return result;
+  }
+}
