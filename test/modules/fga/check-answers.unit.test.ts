@@ -83,7 +83,7 @@ describe('CheckAnswers', () => {
     expect(evaluations).toHaveBeenCalledTimes(6);
   });
 
-  it('keeps at most its capacity, the oldest answer leaving first', () => {
+  it('keeps at most its capacity, the answers asked least recently leaving first', () => {
     const { ask, evaluations } = fixture(2);
     for (const subject of ['anne', 'bob', 'carl']) ask(checkOf(`document:plan#viewer@user:${subject}`));
     ask(checkOf('document:plan#viewer@user:carl'));
