@@ -6,10 +6,12 @@
  * writes (100 tuples a request) and how soon the tuple read model (fga-history) has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
  * Usage: npm run bench:hot-path [-- --scale 1] [--rows login,refresh,userinfo,check,users,bulk]
- *   [--cpu-profile DIR] [--without-audit] [--pairs N [--slices S] [--rate R]]: `--rows` measures only those rows (beside the
+ *   [--cpu-profile DIR] [--without-audit] [--without-check-answers] [--pairs N [--slices S] [--rate R]]: `--rows` measures only those rows (beside the
  *   ceiling, always measured); `--cpu-profile` writes each row's server CPU profile (its load window
  *   only, 200 µs sampling) to DIR; `--without-audit` turns the PERMISSION_CHECK audit of checks off
- *   (it is on by default, as in the service), to see what it costs a check; `--pairs N` then
+ *   (it is on by default, as in the service), to see what it costs a check; `--without-check-answers`
+ *   keeps no check answers (FGA_CHECK_ANSWERS_KEPT=0): the check row's 880 questions repeat, so
+ *   otherwise all but the first are kept answers, and this measures the engine's path; `--pairs N` then
  *   measures userinfo, the check and the user list N more times each, every time right after a
  *   ceiling of its own, and prints each pair's CPU share, their median and spread: a machine whose
  *   speed drifts during the run moves both halves of a pair alike; `--slices S` makes each pair S
@@ -26,7 +28,7 @@ import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
 import { BENCH_ADMIN, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, nodeCpu } from './support.ts';
+import { checkBenchSettings, fmt, nodeCpu } from './support.ts';
 import { cpuProfiler } from './cpu-profile.ts';
 
 type MeasuredLoad = LoadResult & { serverUs: number; serverBusy: number; requests: number };
@@ -188,7 +190,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
 
 // Pinned once the embedded PostgreSQL runs: a server started from a pinned process inherits its
 // core, and would then share the server's core instead of running unpinned.
-pinnedBenchService(SERVER_CORE, measure, process.argv.includes('--without-audit') ? { AUDIT_PERMISSION_CHECKS: 'false' } : {}).catch((error: unknown) => {
+pinnedBenchService(SERVER_CORE, measure, checkBenchSettings()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

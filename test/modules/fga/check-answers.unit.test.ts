@@ -17,7 +17,7 @@ type document
 `;
 
 /** A CheckAnswers over one store and model, with a spy on the engine's evaluations. */
-function fixture(capacity?: number) {
+function fixture(capacity = 10_000) {
   const { typesystem, store } = engineFor(MODEL, ['group:eng#member@user:anne', 'document:plan#viewer@group:eng#member']);
   const answers = new CheckAnswers(capacity);
   const evaluations = vi.fn();
@@ -91,5 +91,12 @@ describe('CheckAnswers', () => {
     expect(evaluations).toHaveBeenCalledTimes(3);
     ask(checkOf('document:plan#viewer@user:anne'));
     expect(evaluations).toHaveBeenCalledTimes(4);
+  });
+
+  it('keeps nothing with a capacity of 0: every check is evaluated (FGA_CHECK_ANSWERS_KEPT=0)', () => {
+    const { ask, evaluations } = fixture(0);
+    expect(ask(checkOf('document:plan#viewer@user:anne'))).toEqual({ allowed: true });
+    expect(ask(checkOf('document:plan#viewer@user:anne'))).toEqual({ allowed: true });
+    expect(evaluations).toHaveBeenCalledTimes(2);
   });
 });

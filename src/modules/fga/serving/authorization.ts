@@ -15,6 +15,8 @@ export interface AuthorizationDeps {
   consistencyTimeoutMs: number;
   /** The event store's newest committed position: a token above it was never issued. */
   lastWrittenPosition: () => Promise<bigint>;
+  /** Check answers kept at most (CheckAnswers; 0: every check evaluated). */
+  checkAnswersKept: number;
 }
 
 const TOKEN_NEVER_ISSUED = 'no write answered with this consistency token';
@@ -40,7 +42,7 @@ export function evaluationError(error: unknown): never {
  * than an answer that might ignore the write.
  */
 export function authorizationQueries(deps: AuthorizationDeps) {
-  const answers = new CheckAnswers();
+  const answers = new CheckAnswers(deps.checkAnswersKept);
   /**
    * Waits for the index to reach a token. A token past every committed write is the client's
    * mistake (400), not a wait that might end: only a token some write answered with is waited for.

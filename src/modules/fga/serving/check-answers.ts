@@ -2,9 +2,6 @@ import type { CheckRequest, CheckResult } from '../engine/authorization-engine.t
 import type { MemoryTupleStore } from '../engine/memory-tuple-store.ts';
 import type { TypeSystem } from '../typesystem.ts';
 
-/** Answers kept at most, every tenant together (a key of about a hundred characters and a small entry each). */
-export const CHECK_ANSWERS_KEPT = 10_000;
-
 interface Kept {
   store: MemoryTupleStore;
   typesystem: TypeSystem;
@@ -38,7 +35,8 @@ export class CheckAnswers {
   private recent = new Map<string, Kept>();
   private older = new Map<string, Kept>();
 
-  constructor(private readonly capacity = CHECK_ANSWERS_KEPT) {}
+  /** `capacity`: answers kept at most, every tenant together (a key of about a hundred characters and a small entry each); 0 keeps none. */
+  constructor(private readonly capacity: number) {}
 
   /** The kept answer when still valid, else `evaluate`'s (kept when it answered without a promise). */
   answer(
@@ -48,7 +46,7 @@ export class CheckAnswers {
     request: CheckRequest,
     evaluate: () => CheckResult | Promise<CheckResult>,
   ): CheckResult | Promise<CheckResult> {
-    if (request.explain || request.contextualTuples?.length) return evaluate();
+    if (this.capacity === 0 || request.explain || request.contextualTuples?.length) return evaluate();
     const key = keyOf(tenant, request);
     const version = store.version;
     let known = this.recent.get(key);
