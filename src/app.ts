@@ -180,6 +180,7 @@ export async function buildService(infra: Infrastructure) {
     readYourWrites,
     projectionReached: (name, position, timeoutMs) => runner.waitFor(position, timeoutMs, [name]),
     asOfRecentChangesLimit: config.FGA_AS_OF_RECENT_CHANGES,
+    checkAnswersKept: config.FGA_CHECK_ANSWERS_KEPT,
   });
 
   const firstAdmin = {

@@ -126,6 +126,8 @@ const configSchema = z
      * index with them undone (docs/event-history.md); older instants look each step up in the history.
      */
     FGA_AS_OF_RECENT_CHANGES: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+    /** FGA check answers kept while their tenant's tuples and model stay as they were (0: none kept, every check evaluated). */
+    FGA_CHECK_ANSWERS_KEPT: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
     /** PERMISSION_CHECK audit entries (every FGA check, every denied permission): on by default. */
     AUDIT_PERMISSION_CHECKS: booleanFromEnv.default(true),
     /** Their writer's queue bound (entries beyond it are dropped and counted) and batching. */

@@ -1,19 +1,20 @@
 /**
  * Micro loop of POST /api/fga/check in-process (fastify inject, no socket, no load generator): the
  * server's CPU per check, steadier than an HTTP rate on a shared machine, and with `--cpu-profile DIR`
- * the profile of the loop alone; `--without-audit` turns the PERMISSION_CHECK audit off (what it costs).
+ * the profile of the loop alone; `--without-audit` turns the PERMISSION_CHECK audit off (what it costs),
+ * `--without-check-answers` keeps no check answers (its questions repeat: else it measures kept answers).
  * Beside the CPU, the young-generation collections (scavenges) per 1,000 requests: they follow the
  * bytes a request allocates, and unlike CPU time a busy machine does not move them.
  * Last, the promises made per request (an async_hooks count, in a pass of its own since the hook
  * slows everything): a count, like the scavenges, that the load does not move.
- * Usage: npx tsx scripts/bench/check-loop.ts [--checks 20000] [--cpu-profile DIR] [--without-audit]
+ * Usage: npx tsx scripts/bench/check-loop.ts [--checks 20000] [--cpu-profile DIR] [--without-audit] [--without-check-answers]
  */
 import { createHook } from 'node:async_hooks';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { cpuProfiler } from './cpu-profile.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
-import { fmt, nodeCpu } from './support.ts';
+import { checkBenchSettings, fmt, nodeCpu } from './support.ts';
 
 const option = (name: string) => {
   const at = process.argv.indexOf(name);
@@ -34,7 +35,7 @@ new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges += 1;
 }).observe({ entryTypes: ['gc'] });
 
-const bench = await benchService(process.argv.includes('--without-audit') ? { AUDIT_PERMISSION_CHECKS: 'false' } : {});
+const bench = await benchService(checkBenchSettings());
 try {
   const { service, store, inject } = bench;
   const admin = (await inject('POST', '/api/auth/login', BENCH_ADMIN)).data.accessToken as string;

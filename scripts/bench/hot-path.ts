@@ -6,14 +6,20 @@
  * writes (100 tuples a request) and how soon the tuple read model (fga-history) has caught up with them.
  * The server runs on core 0 and the load generator on core 1 when taskset is available.
  * Usage: npm run bench:hot-path [-- --scale 1] [--rows login,refresh,userinfo,check,users,bulk]
- *   [--cpu-profile DIR] [--without-audit] [--pairs N [--slices S]]: `--rows` measures only those rows (beside the
+ *   [--cpu-profile DIR] [--without-audit] [--without-check-answers] [--pairs N [--slices S] [--rate R]]: `--rows` measures only those rows (beside the
  *   ceiling, always measured); `--cpu-profile` writes each row's server CPU profile (its load window
  *   only, 200 µs sampling) to DIR; `--without-audit` turns the PERMISSION_CHECK audit of checks off
- *   (it is on by default, as in the service), to see what it costs a check; `--pairs N` then
+ *   (it is on by default, as in the service), to see what it costs a check; `--without-check-answers`
+ *   keeps no check answers (FGA_CHECK_ANSWERS_KEPT=0): the check row's 880 questions repeat, so
+ *   otherwise all but the first are kept answers, and this measures the engine's path; `--pairs N` then
  *   measures userinfo, the check and the user list N more times each, every time right after a
  *   ceiling of its own, and prints each pair's CPU share, their median and spread: a machine whose
  *   speed drifts during the run moves both halves of a pair alike; `--slices S` makes each pair S
- *   alternating slices of ceiling and row (1/S of their requests each), CPU summed per side.
+ *   alternating slices of ceiling and row (1/S of their requests each), CPU summed per side;
+ *   `--rate R` then pairs them all once more with both sides written at R requests a second (below
+ *   what the generator sustains for either), printing each side's core busy beside each pair's
+ *   share: the ceiling's CPU a request depends on how many requests the server finds per wake-up,
+ *   which a fixed rate makes the same for both sides.
  */
 import { hash } from '@node-rs/argon2';
 import { OWASP_ARGON2ID } from '../../src/modules/users/passwords.ts';
@@ -22,7 +28,7 @@ import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
 import { BENCH_ADMIN, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, nodeCpu } from './support.ts';
+import { checkBenchSettings, fmt, nodeCpu } from './support.ts';
 import { cpuProfiler } from './cpu-profile.ts';
 
 type MeasuredLoad = LoadResult & { serverUs: number; serverBusy: number; requests: number };
@@ -37,6 +43,7 @@ const wanted = (row: string) => !rowsWanted || rowsWanted.includes(row);
 const profileDir = option('--cpu-profile');
 const pairs = Number(option('--pairs') ?? 0);
 const slices = Number(option('--slices') ?? 1);
+const pairRate = option('--rate') === undefined ? undefined : Number(option('--rate'));
 const TENANT = 'platform';
 const SERVER_CORE = 0;
 const LOAD_CORE = 1;
@@ -91,7 +98,7 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
     `hot-path benchmark (node ${process.version}), HTTP on 127.0.0.1, ${CONNECTIONS} connections unless noted; ` +
       (pinned ? `server on core ${SERVER_CORE}, load generator on core ${LOAD_CORE} (PostgreSQL unpinned)` : 'taskset unavailable: nothing pinned'),
   );
-  const measureCeiling = (fraction = 1) => load('/health/live', { method: 'GET', headers: headers(), bodies: [], requests: 20_000 * fraction });
+  const measureCeiling = (fraction = 1, rate?: number) => load('/health/live', { method: 'GET', headers: headers(), bodies: [], requests: 20_000 * fraction, rate });
   const ceiling = await measureCeiling();
   // The server's CPU (every thread: event loop, libuv pool, GC) per hash and per login, the login's
   // read models caught up: a ratio a busy machine skews far less than the rates. Beside it, where a
@@ -118,10 +125,10 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
   if (wanted('refresh')) rows.push(['POST /api/auth/token refresh_token', await load('/api/auth/token', { headers: headers(), bodies: refreshBodies, chain: { from: 'refresh_token', to: 'refresh_token' }, requests: 2_000 })]);
   const checks = Array.from({ length: 2_000 }, () => JSON.stringify(viewerCheck('alice', aliceDocument())));
   // The rows cheap enough to pair with a ceiling of their own (--pairs).
-  const cheapRows: [row: string, label: string, measureRow: (fraction?: number) => Promise<MeasuredLoad>][] = [
-    ['userinfo', 'GET /api/auth/validate (userinfo)', (fraction = 1) => load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 * fraction })],
-    ['check', 'POST /api/fga/check (2 groups, 3 folders)', (fraction = 1) => load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 * fraction })],
-    ['users', 'GET /api/users', (fraction = 1) => load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 * fraction })],
+  const cheapRows: [row: string, label: string, measureRow: (fraction?: number, rate?: number) => Promise<MeasuredLoad>][] = [
+    ['userinfo', 'GET /api/auth/validate (userinfo)', (fraction = 1, rate) => load('/api/auth/validate', { method: 'GET', headers: headers(userToken), bodies: [], requests: 5_000 * fraction, rate })],
+    ['check', 'POST /api/fga/check (2 groups, 3 folders)', (fraction = 1, rate) => load('/api/fga/check', { headers: headers(admin), bodies: checks, requests: 10_000 * fraction, rate })],
+    ['users', 'GET /api/users', (fraction = 1, rate) => load('/api/users', { method: 'GET', headers: headers(admin), bodies: [], requests: 5_000 * fraction, rate })],
   ];
   const pairedRows = cheapRows.filter(([row]) => wanted(row));
   for (const [, label, measureRow] of pairedRows) rows.push([label, await measureRow()]);
@@ -146,36 +153,44 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
         (note ? `  (${note})` : ''),
     );
   }
-  if (pairs > 0) {
-    // A pair is `slices` alternations of a ceiling slice and a row slice (1/slices of their usual
-    // requests each), the server CPU and requests summed per side: a drift of the machine's speed
-    // within the pair falls on both sides alike; with `--slices 1` a pair is one ceiling then one row.
+  // A pair is `slices` alternations of a ceiling slice and a row slice (1/slices of their usual
+  // requests each), the server CPU and requests summed per side: a drift of the machine's speed
+  // within the pair falls on both sides alike; with `--slices 1` a pair is one ceiling then one row.
+  // With a rate, both sides are written at that many requests a second (see --rate above).
+  const pairing = async (rate?: number) => {
     console.log(
       `\npaired: each row's CPU share against /health/live, ${pairs} pairs a row, ` +
-        (slices > 1 ? `each pair ${slices} alternating slices of ceiling and row, CPU summed per side` : 'each row right after a ceiling of its own'),
+        (slices > 1 ? `each pair ${slices} alternating slices of ceiling and row, CPU summed per side` : 'each row right after a ceiling of its own') +
+        (rate ? `; both sides at ${fmt(rate)} requests/s, each pair's share then (ceiling's core busy / row's)` : ''),
     );
     const cpuUs = (measured: MeasuredLoad) => measured.serverUs * measured.requests;
+    const busyMs = (measured: MeasuredLoad) => cpuUs(measured) / 1000 / measured.serverBusy;
     for (const [, label, measureRow] of pairedRows) {
       const shares: number[] = [];
+      const busy: string[] = [];
       for (let pair = 0; pair < pairs; pair += 1) {
-        const sides = { ceiling: { us: 0, requests: 0 }, row: { us: 0, requests: 0 } };
+        const sides = { ceiling: { us: 0, requests: 0, ms: 0 }, row: { us: 0, requests: 0, ms: 0 } };
         for (let slice = 0; slice < slices; slice += 1) {
-          const [pairCeiling, pairRow] = [await measureCeiling(1 / slices), await measureRow(1 / slices)];
-          sides.ceiling = { us: sides.ceiling.us + cpuUs(pairCeiling), requests: sides.ceiling.requests + pairCeiling.requests };
-          sides.row = { us: sides.row.us + cpuUs(pairRow), requests: sides.row.requests + pairRow.requests };
+          const [pairCeiling, pairRow] = [await measureCeiling(1 / slices, rate), await measureRow(1 / slices, rate)];
+          sides.ceiling = { us: sides.ceiling.us + cpuUs(pairCeiling), requests: sides.ceiling.requests + pairCeiling.requests, ms: sides.ceiling.ms + busyMs(pairCeiling) };
+          sides.row = { us: sides.row.us + cpuUs(pairRow), requests: sides.row.requests + pairRow.requests, ms: sides.row.ms + busyMs(pairRow) };
         }
         shares.push(sides.ceiling.us / sides.ceiling.requests / (sides.row.us / sides.row.requests));
+        busy.push(`${percent(sides.ceiling.us / 1000 / sides.ceiling.ms)} / ${percent(sides.row.us / 1000 / sides.row.ms)}`);
       }
       const sorted = [...shares].sort((a, b) => a - b);
       const median = sorted[Math.floor(sorted.length / 2)]!;
-      console.log(`${label.padEnd(40)} ${shares.map(percent).join(', ')}; median ${percent(median)}, spread ${fmt((sorted.at(-1)! - sorted[0]!) * 100, 1)} points`);
+      const shown = rate ? shares.map((share, pair) => `${percent(share)} (${busy[pair]})`) : shares.map(percent);
+      console.log(`${label.padEnd(40)} ${shown.join(', ')}; median ${percent(median)}, spread ${fmt((sorted.at(-1)! - sorted[0]!) * 100, 1)} points`);
     }
-  }
+  };
+  if (pairs > 0) await pairing();
+  if (pairs > 0 && pairRate) await pairing(pairRate);
 }
 
 // Pinned once the embedded PostgreSQL runs: a server started from a pinned process inherits its
 // core, and would then share the server's core instead of running unpinned.
-pinnedBenchService(SERVER_CORE, measure, process.argv.includes('--without-audit') ? { AUDIT_PERMISSION_CHECKS: 'false' } : {}).catch((error: unknown) => {
+pinnedBenchService(SERVER_CORE, measure, checkBenchSettings()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

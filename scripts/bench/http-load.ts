@@ -26,6 +26,12 @@ export interface LoadPlan {
   chain?: { from: string; to: string };
   /** The CPU core the generator runs on (taskset), apart from the server's. */
   core?: number;
+  /**
+   * Requests a second, all connections together: request i is written no earlier than i / rate
+   * seconds after the first (a connection whose next request is not due yet waits for it). Unset:
+   * each connection writes its next request as soon as its answer is complete.
+   */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -172,6 +178,11 @@ async function run(plan: LoadPlan, ready: () => Promise<void>): Promise<LoadResu
             if (sent >= plan.requests) {
               socket.end();
               resolve();
+              return;
+            }
+            const due = plan.rate ? started + (sent * 1000) / plan.rate - performance.now() : 0;
+            if (due >= 1) {
+              setTimeout(next, due);
               return;
             }
             slot = sent++;

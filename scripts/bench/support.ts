@@ -102,3 +102,12 @@ export const nodeCpu = (): number => {
 
 /** CPU seconds (user + system) used so far by this process's main thread, i.e. its event loop (from /proc), or null where there is none. */
 export const eventLoopCpu = (): number | null => cpuSecondsOf(`${process.pid}/task/${process.pid}`);
+
+/**
+ * The service's settings the FGA check benches take from their flags: `--without-audit` turns the
+ * PERMISSION_CHECK audit off, `--without-check-answers` keeps no check answers (every check evaluated).
+ */
+export const checkBenchSettings = (): Record<string, string> => ({
+  ...(process.argv.includes('--without-audit') ? { AUDIT_PERMISSION_CHECKS: 'false' } : {}),
+  ...(process.argv.includes('--without-check-answers') ? { FGA_CHECK_ANSWERS_KEPT: '0' } : {}),
+});

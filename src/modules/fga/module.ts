@@ -31,6 +31,8 @@ export interface FgaDeps {
   projectionReached: (name: string, position: bigint, timeoutMs: number) => Promise<boolean>;
   /** asOf with at most this many tuple changes since its instant reads the live index (0: the history only). */
   asOfRecentChangesLimit: number;
+  /** Check answers kept at most, every tenant together (0: every check evaluated). */
+  checkAnswersKept: number;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface FgaDeps {
  * `start` must run before requests are served.
  */
 export function fgaModule(deps: FgaDeps) {
-  const { store, clock, pool, logger, timeoutMs, readYourWrites, projectionReached, asOfRecentChangesLimit } = deps;
+  const { store, clock, pool, logger, timeoutMs, readYourWrites, projectionReached, asOfRecentChangesLimit, checkAnswersKept } = deps;
   const activeModels = new ActiveModels({ store, clock });
   const indexes = new TupleIndexes({ store, pool, logger: logger.child({ module: 'fga' }), onModelEvent: (tenant) => activeModels.invalidate(tenant) });
   return {
@@ -52,7 +54,13 @@ export function fgaModule(deps: FgaDeps) {
       }),
       queries: readModelQueries(FGA_HISTORY_PROJECTION, readYourWrites, tupleQueries(pool)),
     },
-    authorization: authorizationQueries({ models: activeModels, indexes, consistencyTimeoutMs: timeoutMs, lastWrittenPosition: () => store.lastWrittenPosition() }),
+    authorization: authorizationQueries({
+      models: activeModels,
+      indexes,
+      consistencyTimeoutMs: timeoutMs,
+      lastWrittenPosition: () => store.lastWrittenPosition(),
+      checkAnswersKept,
+    }),
     asOf: authorizationAsOf({
       store,
       pool,

@@ -123,6 +123,7 @@ export class MemoryTupleStore implements TupleReader {
   private readonly subjects = new FamilyIndex();
   private readonly objects = new FamilyIndex();
   private count = 0;
+  private changes = 0;
 
   static of(tuples: Iterable<RelationTuple>): MemoryTupleStore {
     const store = new MemoryTupleStore();
@@ -134,11 +135,17 @@ export class MemoryTupleStore implements TupleReader {
     return this.count;
   }
 
+  /** Grows with every tuple added or removed: an answer computed at one version holds while it stays. */
+  get version(): number {
+    return this.changes;
+  }
+
   /** Adds a tuple; false when it was already stored. */
   add(tuple: RelationTuple): boolean {
     if (!this.subjects.add(subjectsFamily(tuple), tuple, tuple.objectId, tuple.subjectId)) return false;
     this.objects.add(objectsFamily(tuple), tuple, tuple.subjectId, tuple.objectId);
     this.count += 1;
+    this.changes += 1;
     return true;
   }
 
@@ -147,6 +154,7 @@ export class MemoryTupleStore implements TupleReader {
     if (!this.subjects.remove(subjectsFamily(tuple), tuple.objectId, tuple.subjectId)) return false;
     this.objects.remove(objectsFamily(tuple), tuple.subjectId, tuple.objectId);
     this.count -= 1;
+    this.changes += 1;
     return true;
   }
 

@@ -2,7 +2,10 @@ import { validationError } from '../../../platform/errors.ts';
 import { asDomainError, fgaError, noActiveModel } from '../app-errors.ts';
 import type { CheckRequest, CheckResult, ExpandRequest, ListObjectsRequest } from '../engine/authorization-engine.ts';
 import { AuthorizationEngine } from '../engine/authorization-engine.ts';
+import type { MemoryTupleStore } from '../engine/memory-tuple-store.ts';
+import type { TypeSystem } from '../typesystem.ts';
 import type { ActiveModel, ActiveModels } from './active-models.ts';
+import { CheckAnswers } from './check-answers.ts';
 import type { TupleIndexes } from './tuple-indexes.ts';
 
 export interface AuthorizationDeps {
@@ -12,6 +15,8 @@ export interface AuthorizationDeps {
   consistencyTimeoutMs: number;
   /** The event store's newest committed position: a token above it was never issued. */
   lastWrittenPosition: () => Promise<bigint>;
+  /** Check answers kept at most (CheckAnswers; 0: every check evaluated). */
+  checkAnswersKept: number;
 }
 
 const TOKEN_NEVER_ISSUED = 'no write answered with this consistency token';
@@ -37,6 +42,7 @@ export function evaluationError(error: unknown): never {
  * than an answer that might ignore the write.
  */
 export function authorizationQueries(deps: AuthorizationDeps) {
+  const answers = new CheckAnswers(deps.checkAnswersKept);
   /**
    * Waits for the index to reach a token. A token past every committed write is the client's
    * mistake (400), not a wait that might end: only a token some write answered with is waited for.
@@ -49,21 +55,25 @@ export function authorizationQueries(deps: AuthorizationDeps) {
     if (!(await deps.indexes.waitFor(atLeast, deps.consistencyTimeoutMs))) throw consistencyTimeout();
   }
 
-  const engineWith = (tenant: string, model: ActiveModel | null): AuthorizationEngine | Promise<AuthorizationEngine> => {
+  /**
+   * `use` of the tenant's active model and index: without a promise when both are loaded and the
+   * consistency token (if any) is reached, the common case of every check.
+   */
+  function withIndex<T>(tenant: string, atLeast: bigint | undefined, use: (typesystem: TypeSystem, store: MemoryTupleStore) => T | Promise<T>): T | Promise<T> {
+    if (atLeast !== undefined && atLeast > deps.indexes.position.current) return reach(atLeast).then(() => withIndex(tenant, undefined, use));
+    const model = deps.models.current(tenant);
+    if (model instanceof Promise) return model.then((loaded) => withModel(tenant, loaded, use), asDomainError);
+    return withModel(tenant, model, use);
+  }
+
+  const withModel = <T>(tenant: string, model: ActiveModel | null, use: (typesystem: TypeSystem, store: MemoryTupleStore) => T | Promise<T>): T | Promise<T> => {
     if (!model) throw noActiveModel();
     const store = deps.indexes.loadedStoreOf(tenant);
-    return store instanceof Promise ? store.then((loaded) => new AuthorizationEngine(model.typesystem, loaded)) : new AuthorizationEngine(model.typesystem, store);
+    return store instanceof Promise ? store.then((loaded) => use(model.typesystem, loaded)) : use(model.typesystem, store);
   };
 
-  /**
-   * The tenant's engine: without a promise when its model and index are loaded and the consistency
-   * token (if any) is reached, the common case of every check.
-   */
-  function engineFor(tenant: string, atLeast: bigint | undefined): AuthorizationEngine | Promise<AuthorizationEngine> {
-    if (atLeast !== undefined && atLeast > deps.indexes.position.current) return reach(atLeast).then(() => engineFor(tenant, undefined));
-    const model = deps.models.current(tenant);
-    return model instanceof Promise ? model.then((loaded) => engineWith(tenant, loaded), asDomainError) : engineWith(tenant, model);
-  }
+  const engineFor = (tenant: string, atLeast: bigint | undefined) =>
+    withIndex(tenant, atLeast, (typesystem, store) => new AuthorizationEngine(typesystem, store));
 
   const answerCheck = (engine: AuthorizationEngine, request: CheckRequest): CheckResult | Promise<CheckResult> => {
     try {
@@ -77,8 +87,9 @@ export function authorizationQueries(deps: AuthorizationDeps) {
   return {
     /** Without a promise when everything it needs is in memory (see engineFor); an invalid request throws. */
     check(tenant: string, request: CheckRequest, atLeast?: bigint): CheckResult | Promise<CheckResult> {
-      const engine = engineFor(tenant, atLeast);
-      return engine instanceof Promise ? engine.then((ready) => answerCheck(ready, request)) : answerCheck(engine, request);
+      return withIndex(tenant, atLeast, (typesystem, store) =>
+        answers.answer(tenant, typesystem, store, request, () => answerCheck(new AuthorizationEngine(typesystem, store), request)),
+      );
     },
 
     async expand(tenant: string, request: ExpandRequest, atLeast?: bigint) {
