@@ -15,8 +15,11 @@
  * The service's event loop (its main thread) is one core at most: its CPU per delivery is printed
  * apart, as it bounds the rate whatever the machine has left. `--cpu-profile DIR` writes the
  * service's CPU profile of the measured window to DIR.
+ * With `--probes`, each of the outage run's depth counts also notes the outbound tables' size on
+ * disk, this process's resident memory, and how long the service took to answer /health/ready and
+ * to read the first page of one subscription's delivery log (what else a long outage may degrade).
  * The run gives up `--give-up` seconds (300) after the last event was appended.
- * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --give-up 300 --cpu-profile DIR]
+ * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --give-up 300 --probes --cpu-profile DIR]
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,6 +38,7 @@ const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
 /** How long the run waits, after the last event was appended, for the deliveries (and the drain) before it gives up. */
 const giveUpSeconds = option('give-up', 300);
+const probes = process.argv.includes('--probes');
 const profileDir = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
 /**
  * How often the outage run counts the waiting deliveries (its peak and its report): a count reads
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
   try {
     const context = systemContext('platform');
     const secrets: string[] = [];
+    const hookIds: string[] = [];
     for (let i = 0; i < subscriptions; i++) {
       const created = await bench.service.webhooks.commands.create(
         'platform',
@@ -65,6 +70,7 @@ async function main(): Promise<void> {
         context,
       );
       secrets.push(created.signingSecret);
+      hookIds.push(created.webhookId);
     }
     await receiver.knowSecrets(secrets);
     // The fan-out reads the subscriptions' read model: wait until it has them all.
@@ -83,7 +89,8 @@ async function main(): Promise<void> {
     const cpuBefore = process.cpuUsage();
     const eventLoopBefore = eventLoopCpu();
     const profile = profileDir ? await cpuProfiler() : null;
-    const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds) : null;
+    const probe = probes ? () => serviceProbe(bench, hookIds[0]!) : null;
+    const outage = outageSeconds > 0 ? receiverOutage(bench.db.pool, receiver, outageSeconds, probe) : null;
     const total = rate * appendingSeconds;
     const started = performance.now();
     // Events come from a process of their own, as from another instance: this process's CPU is the service's.
@@ -166,7 +173,7 @@ interface TableWrites {
   tables: Map<string, { ins: number; upd: number; hot: number; del: number }>;
 }
 
-const QUEUE_TABLES = ['outbound_deliveries', 'outbound_attempts', 'outbound_targets', 'inbox'];
+const QUEUE_TABLES = ['outbound_deliveries', 'outbound_bodies', 'outbound_attempts', 'outbound_targets', 'inbox'];
 
 async function tableWrites(pool: Pool): Promise<TableWrites> {
   const wal = (await pool.query<{ wal: string }>("select pg_current_wal_lsn() - '0/0'::pg_lsn as wal")).rows[0]!.wal;
@@ -196,13 +203,29 @@ async function printTableWrites(pool: Pool, before: TableWrites, delivered: numb
   console.log(`rows per delivery: ${lines.join('; ')}; WAL ${fmt(Number(after.wal - before.wal) / delivered, 0)} bytes per delivery in all`);
 }
 
+/** --probes: the outbound tables' size, this process's memory, and two of the service's answers timed. */
+async function serviceProbe(bench: Awaited<ReturnType<typeof benchService>>, hookId: string): Promise<string> {
+  const { rows } = await bench.db.pool.query<{ bytes: string }>(
+    "select sum(pg_total_relation_size(c.oid)) as bytes from pg_class c where c.relkind = 'r' and c.relname like 'outbound%'",
+  );
+  const timed = async (request: () => Promise<unknown>) => {
+    const start = performance.now();
+    const failed = await request().then(() => '', (error: unknown) => ` (${String(error).slice(0, 80)})`);
+    return `${fmt(performance.now() - start, 0)}${failed}`;
+  };
+  const ready = await timed(() => bench.inject('GET', '/health/ready'));
+  const log = await timed(() => bench.service.webhooks.deliveries('platform', hookId, 1, 20));
+  return `tables ${fmt(Number(rows[0]!.bytes) / 2 ** 20)} MB, rss ${fmt(process.memoryUsage.rss() / 2 ** 20)} MB, ready ${ready} ms, log page ${log} ms`;
+}
+
 /**
- * The receiver down from now for `seconds`, then up; the queue's depth sampled meanwhile. The
+ * The receiver down from now for `seconds`, then up; the queue's depth sampled meanwhile (with
+ * `probe`'s notes at each count). The
  * backlog is what was enqueued before the receiver came back: `drained` resolves once the events
  * are all appended, every delivery arrived and nothing waits for an attempt any more (or at the
  * deadline), and the drain time is when the last of the backlog was settled.
  */
-function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) {
+function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number, probe: (() => Promise<string>) | null) {
   const received = receiver.arrived;
   const waitingRows = "from outbound_deliveries where feature = 'webhooks' and next_attempt_at is not null and ($1::timestamptz is null or created_at < $1)";
   const waiting = async (enqueuedBefore: Date | null) =>
@@ -225,7 +248,7 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
   let giveUpAt = Infinity;
   let expected = Infinity;
   // The queue's depth over time: one sample every DEPTH_EVERY_MS, printed by report().
-  const depths: { seconds: number; depth: number; received: number }[] = [];
+  const depths: { seconds: number; depth: number; received: number; probed?: string }[] = [];
   const startedAt = performance.now();
   const sampling = (async () => {
     for (;;) {
@@ -233,7 +256,7 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
       if (depths.length === 0 || seconds - depths.at(-1)!.seconds >= DEPTH_EVERY_MS / 1000) {
         const depth = await waiting(null);
         peak = Math.max(peak, depth);
-        depths.push({ seconds, depth, received: received() });
+        depths.push({ seconds, depth, received: received(), ...(probe ? { probed: await probe() } : {}) });
       }
       if (upAt && !backlogDrained && !(await anyWaiting(upAt.instant))) backlogDrained = { at: performance.now(), received: received() };
       // Events still on their way through the relay and the bus have no queue row yet: an empty
@@ -263,8 +286,10 @@ function receiverOutage(pool: Pool, receiver: ReceiverProcess, seconds: number) 
         console.log(`  backlog drained ${fmt(drainSeconds, 1)} s after it came back: ${fmt(arrived)} received meanwhile (${fmt(arrived / Math.max(drainSeconds, 0.001))} deliveries/s, new events included)`);
       }
       console.log(`  queue depth over time (s since the outage began: waiting deliveries, received so far):`);
-      for (let i = 0; i < depths.length; i += 6) {
-        console.log(`    ${depths.slice(i, i + 6).map(({ seconds: at, depth, received: got }) => `${fmt(at, 0)} s: ${fmt(depth)}, ${fmt(got)}`).join(' | ')}`);
+      const perLine = probe ? 1 : 6;
+      for (let i = 0; i < depths.length; i += perLine) {
+        const line = depths.slice(i, i + perLine).map(({ seconds: at, depth, received: got, probed }) => `${fmt(at, 0)} s: ${fmt(depth)}, ${fmt(got)}${probed ? `; ${probed}` : ''}`);
+        console.log(`    ${line.join(' | ')}`);
       }
       console.log(`  deliveries by status: ${rows.map((row) => `${row.status} ${fmt(Number(row.n))}`).join(', ')}; received in all ${fmt(received())}; subscriptions still active: ${active}`);
     },

@@ -22,9 +22,10 @@ const BUS: { name: string; env: Record<string, string>; topic: string } = kafkaR
 /**
  * A full account flow with distinctive secret values, then a search of everything the service
  * keeps or sends on: its log (at trace level), every event in the store, every table of the
- * database (read models, inbox, outbound queue, checkpoints, the event table itself) and every
- * bus message. E-mail is the one channel a link's token is meant to travel through, and a webhook
- * receiver the one place a signature goes, so neither is searched.
+ * database (read models, inbox, outbound queue, checkpoints, the event table itself), every bus
+ * message and every webhook body sent (a delivered one is not kept in the outbound queue). E-mail is
+ * the one channel a link's token is meant to travel through, and a webhook request's headers the one
+ * place a signature goes, so neither is searched.
  */
 describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`, () => {
   let t: TestService;
@@ -139,11 +140,12 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
       log: logLines.join(''),
       bus: JSON.stringify(busMessages),
       events: JSON.stringify(await allEvents(t), (_key, value) => (typeof value === 'bigint' ? String(value) : value)),
+      'webhook bodies': receiver.requests.map((request) => request.body).join('\n'),
       ...(await everyTable(t)),
     };
     expect(logLines.filter((line) => line.includes('request completed')).length).toBeGreaterThan(8);
-    expect(Object.keys(places)).toEqual(expect.arrayContaining(['table users', 'table sessions', 'table events', 'table outbound_deliveries']));
-    expect(places['table outbound_deliveries']).toContain('hooked@p.test');
+    expect(Object.keys(places)).toEqual(expect.arrayContaining(['table users', 'table sessions', 'table events', 'table outbound_deliveries', 'table outbound_bodies']));
+    expect(places['webhook bodies']).toContain('hooked@p.test');
 
     const leaks = [...secrets].flatMap(([label, secret]) =>
       Object.entries(places).filter(([, text]) => text.includes(secret)).map(([place]) => `${label} in ${place}`),

@@ -98,24 +98,26 @@ const attemptColumns = (attempts: DeliveredAttempt[]) => [
 /**
  * The columns `deliveries` share, as parameters that send each value once: per event (its tenant,
  * id, type and body, which its deliveries to several targets share) and per target, a list of the
- * distinct values, and per delivery its 1-based places in those lists. The rows still store every
- * column, but PostgreSQL parses a chunk's 50 events and 10 targets rather than its 500 deliveries'
- * copies of them (about a sixth of a delivered row's insert: docs/performance.md, "Webhooks
- * (session 12, webhooks)"). An event is known by its body: deliveries with the same body and event
- * share a place (a feature may send different bodies of one event to different targets).
+ * distinct values, and per delivery its 1-based places in those lists. PostgreSQL parses a chunk's
+ * 50 events and 10 targets rather than its 500 deliveries' copies of them (about a sixth of a
+ * delivered row's insert: docs/performance.md, "Webhooks (session 12, webhooks)"). An event is known
+ * by its body: deliveries with the same body and event share a place (a feature may send different
+ * bodies of one event to different targets), and `firstOf` is each place's first delivery.
  */
 function sharedColumns(deliveries: readonly NewDelivery[]) {
   const eventPlaces = new Map<string, number>();
   const targetPlaces = new Map<string, number>();
   const events: NewDelivery[] = [];
+  const firstOf: number[] = [];
   const targets: string[] = [];
   const eventOf: number[] = [];
   const targetOf: number[] = [];
-  for (const delivery of deliveries) {
+  for (const [index, delivery] of deliveries.entries()) {
     let event = eventPlaces.get(delivery.payload);
     const known = event === undefined ? undefined : events[event - 1]!;
     if (!known || known.eventId !== delivery.eventId || known.tenantId !== delivery.tenantId || known.eventType !== delivery.eventType) {
       event = events.push(delivery);
+      firstOf.push(index);
       eventPlaces.set(delivery.payload, event);
     }
     eventOf.push(event!);
@@ -127,25 +129,27 @@ function sharedColumns(deliveries: readonly NewDelivery[]) {
     targetOf.push(target);
   }
   return {
+    events,
+    firstOf,
     eventOf: integerArray(eventOf),
     targetOf: integerArray(targetOf),
     tenants: textArray(events.map((event) => event.tenantId)),
     eventIds: textArray(events.map((event) => event.eventId)),
     eventTypes: textArray(events.map((event) => event.eventType)),
-    payloads: textArray(events.map((event) => event.payload)),
     targets: textArray(targets),
   };
 }
 
 /**
- * A delivery's shared columns (tenant_id, target_id, event_id, event_type, payload) read from
- * sharedColumns' lists: `$n` is the first of five parameters (tenants, targets, event ids, types,
- * bodies), `row` the unnest's alias with `event` and `target` places.
+ * A delivery's shared columns (tenant_id, target_id, event_id, event_type) read from sharedColumns'
+ * lists: `$n` is the first of four parameters (tenants, targets, event ids, types), `row` the
+ * unnest's alias with `event` and `target` places. The body is not among them: a row refers to it
+ * (body_id, outbound_bodies) while it may be sent again, and a delivered row has none (migration 0040).
  */
-const SHARED_COLUMNS = 'tenant_id, target_id, event_id, event_type, payload';
+const SHARED_COLUMNS = 'tenant_id, target_id, event_id, event_type';
 const sharedValues = (n: number, row: string) =>
-  `($${n}::text[])[${row}.event], ($${n + 1}::text[])[${row}.target], ($${n + 2}::text[])[${row}.event], ($${n + 3}::text[])[${row}.event], ($${n + 4}::text[])[${row}.event]`;
-const sharedParameters = (shared: ReturnType<typeof sharedColumns>) => [shared.tenants, shared.targets, shared.eventIds, shared.eventTypes, shared.payloads];
+  `($${n}::text[])[${row}.event], ($${n + 1}::text[])[${row}.target], ($${n + 2}::text[])[${row}.event], ($${n + 3}::text[])[${row}.event]`;
+const sharedParameters = (shared: ReturnType<typeof sharedColumns>) => [shared.tenants, shared.targets, shared.eventIds, shared.eventTypes];
 
 // Statements that update rows by id name them in an array (`id = any(...)`) as well as in the join
 // with their input: joined only, a group of a few hundred against a table the planner's statistics
@@ -159,21 +163,23 @@ const UNLEASED = (alias: string, now: string) => `(${alias}.leased_until is null
 const CLOSE_CIRCUIT = `failing_since = null, recovered_at = case when failing_since is not null then now() else recovered_at end`;
 
 /**
- * The end of a statement (after `with` or a CTE list), given the parameters holding the feature and
- * the targets delivered to: a target that had failed since its last success goes back to 0
- * consecutive failed deliveries, its circuit closes (its held deliveries become claimable as they
- * are, see claimDue) and its waiting retries are due at once. Its count is the retries made due (a
- * busy, healthy target's row is not rewritten).
+ * CTEs ending a statement's list, given the parameters holding the feature and the targets delivered
+ * to: a target that had failed since its last success goes back to 0 consecutive failed deliveries,
+ * its circuit closes (its held deliveries become claimable as they are, see claimDue) and its
+ * waiting retries are due at once. `made_due` has a row per retry made due (a busy, healthy
+ * target's row is not rewritten).
  */
 const recovery = (feature: string, targets: string) => `recovered as (
          update outbound_targets set consecutive_failures = 0, ${CLOSE_CIRCUIT}
           where feature = ${feature} and target_id = any(${targets}) and (consecutive_failures <> 0 or failing_since is not null)
           returning target_id
-       )
-       update outbound_deliveries d set next_attempt_at = now(), updated_at = now()
-         from recovered r
-        where d.feature = ${feature} and d.target_id = r.target_id and d.next_attempt_at > now() and d.next_attempt_at < 'infinity'
-          and d.status = 'retrying' and ${UNLEASED('d', 'now()')}`;
+       ), made_due as (
+         update outbound_deliveries d set next_attempt_at = now(), updated_at = now()
+           from recovered r
+          where d.feature = ${feature} and d.target_id = r.target_id and d.next_attempt_at > now() and d.next_attempt_at < 'infinity'
+            and d.status = 'retrying' and ${UNLEASED('d', 'now()')}
+          returning 1
+       )`;
 
 /** PostgreSQL's deadlock_detected: the victim's statement was rolled back whole. */
 const DEADLOCK_DETECTED = '40P01';
@@ -235,24 +241,37 @@ export class OutboundQueue {
     if (deliveries.length === 0) return [];
     const leasedUntil = options.leasedUntil ?? null;
     const shared = sharedColumns(deliveries);
+    const ids = deliveries.map((d) => ('id' in d ? d.id : this.idOf(d.targetId, d.eventId)));
+    // Each body once, named by its first delivery's id (the same however often the event is seen),
+    // and stored only when a delivery that refers to it is new.
     const { rows } = await tx.query<{ id: string }>(
-      `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, next_attempt_at, leased_until, created_at, updated_at)
-       select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.payload, 'pending',
-              case when $4::timestamptz is null and not $5 and t.failing_since is not null then 'infinity' else $2::timestamptz end, $4, $2, $2
-         from (select u.id, ${sharedValues(6, 'u')} from unnest($3::uuid[], $11::int[], $12::int[]) as u (id, event, target))
-              as d (id, ${SHARED_COLUMNS})
-         left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
-       on conflict (id) do nothing
-       returning id`,
+      `with inserted as (
+         insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, body_id, status, next_attempt_at, leased_until, created_at, updated_at)
+         select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.body_id, 'pending',
+                case when $4::timestamptz is null and not $5 and t.failing_since is not null then 'infinity' else $2::timestamptz end, $4, $2, $2
+           from (select u.id, ${sharedValues(6, 'u')}, ($12::uuid[])[u.event] from unnest($3::uuid[], $10::int[], $11::int[]) as u (id, event, target))
+                as d (id, ${SHARED_COLUMNS}, body_id)
+           left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
+         on conflict (id) do nothing
+         returning id, body_id
+       ), bodies as (
+         insert into outbound_bodies (id, payload)
+         select b.id, b.payload from unnest($12::uuid[], $13::text[]) as b (id, payload)
+          where b.id in (select body_id from inserted)
+         on conflict (id) do nothing
+       )
+       select id from inserted`,
       [
         this.feature,
         now,
-        textArray(deliveries.map((d) => ('id' in d ? d.id : this.idOf(d.targetId, d.eventId)))),
+        textArray(ids),
         leasedUntil,
         options.attemptNow ?? false,
         ...sharedParameters(shared),
         shared.eventOf,
         shared.targetOf,
+        textArray(shared.firstOf.map((index) => ids[index]!)),
+        textArray(shared.events.map((event) => event.payload)),
       ],
     );
     return rows.map((row) => row.id);
@@ -263,7 +282,7 @@ export class OutboundQueue {
    * answered 2xx, stored settled in one statement (no claim, no update). Such a row is the record of
    * its only attempt (attempt 1, the answer, its duration; created_at is when it was sent), so it
    * has no outbound_attempts row: those hold the attempts of deliveries that needed a retry or were
-   * sent by a worker. Answers how many were new.
+   * sent by a worker. It is never sent again, so its body is not stored. Answers how many were new.
    */
   async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[]): Promise<number> {
     if (attempts.length === 0) return 0;
@@ -273,7 +292,7 @@ export class OutboundQueue {
                                         last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
        select id, $7, ${sharedValues(8, 't')}, 'delivered', attempt, null,
               response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
-         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $13::int[], $14::int[])
+         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $12::int[], $13::int[])
               as t (id, attempt, started_at, duration_ms, response_status, response_body, event, target)
        on conflict (id) do nothing`,
       [...attemptColumns(attempts), this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
@@ -371,22 +390,41 @@ export class OutboundQueue {
    */
   async recordDelivered(attempts: DeliveredAttempt[]): Promise<number> {
     if (attempts.length === 0) return 0;
-    const { rowCount } = await retryingDeadlocks(() => this.pool.query(
+    const { rows } = await retryingDeadlocks(() => this.pool.query<{ due: number; bodies: string[] }>(
       `with input as (
-         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
+         select t.*, d.body_id from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
                 as t (id, attempt, started_at, duration_ms, response_status, response_body)
+           left join outbound_deliveries d on d.id = any($1::uuid[]) and d.id = t.id
        ), attempt as (
          insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
          select id, attempt, started_at, duration_ms, response_status, response_body, null from input where attempt > 1 on conflict do nothing
        ), delivery as (
-         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, leased_until = null,
+         update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, leased_until = null, body_id = null,
                 last_response_status = i.response_status, last_response_body = i.response_body, last_duration_ms = i.duration_ms,
                 last_error = null, updated_at = now()
            from input i where d.id = any($1::uuid[]) and d.id = i.id
-       ), ${recovery('$7', '$8')}`,
+       ), ${recovery('$7', '$8')}
+       select (select count(*) from made_due)::int as due, array(select distinct body_id from input where body_id is not null) as bodies`,
       [...attemptColumns(attempts), this.feature, [...new Set(attempts.map((a) => a.delivery.targetId))]],
     ));
-    return rowCount ?? 0;
+    await this.dropBodies(rows[0]!.bodies);
+    return rows[0]!.due;
+  }
+
+  /**
+   * Deletes the bodies no delivery refers to any more, after the statement that dropped their last
+   * references committed: of two workers that record the last deliveries of one body at once, the
+   * later look sees both committed (a look inside the recording's own statement would see the other's
+   * row as it was, and neither would delete). A body whose look never came (the process died between
+   * the two) stays, unreferenced: it is never sent.
+   */
+  private async dropBodies(bodyIds: string[]): Promise<void> {
+    if (bodyIds.length === 0) return;
+    await retryingDeadlocks(() => this.pool.query(
+      `delete from outbound_bodies b
+        where b.id = any($1::uuid[]) and not exists (select from outbound_deliveries d where d.body_id = b.id)`,
+      [bodyIds],
+    ));
   }
 
   /**
@@ -396,8 +434,8 @@ export class OutboundQueue {
    */
   async recover(targetIds: string[]): Promise<number> {
     if (targetIds.length === 0) return 0;
-    const { rowCount } = await this.pool.query(`with ${recovery('$1', '$2')}`, [this.feature, targetIds]);
-    return rowCount ?? 0;
+    const { rows } = await this.pool.query<{ due: number }>(`with ${recovery('$1', '$2')} select count(*)::int as due from made_due`, [this.feature, targetIds]);
+    return rows[0]!.due;
   }
 
   /** Gives a claimed delivery back unattempted (shutdown): claimable again at once (a held one stays held), for any instance. */

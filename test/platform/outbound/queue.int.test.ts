@@ -214,19 +214,47 @@ describe('outbound delivery queue', () => {
     ];
     const stored = async () =>
       (
-        await db.pool.query<{ tenant_id: string; target_id: string; event_id: string; event_type: string; payload: string }>(
-          'select tenant_id, target_id, event_id, event_type, payload from outbound_deliveries where feature = $1 order by event_id, target_id',
+        await db.pool.query<{ tenant_id: string; target_id: string; event_id: string; event_type: string; payload: string | null }>(
+          `select tenant_id, target_id, event_id, event_type, (select payload from outbound_bodies b where b.id = d.body_id) as payload
+             from outbound_deliveries d where feature = $1 order by event_id, target_id`,
           [queue.feature],
         )
       ).rows.map((row) => ({ tenantId: row.tenant_id, targetId: row.target_id, eventId: row.event_id, eventType: row.event_type, payload: row.payload }));
-    const sorted = (items: typeof batch) => [...items].sort((a, b) => a.eventId.localeCompare(b.eventId) || a.targetId.localeCompare(b.targetId));
+    const sorted = <T extends { eventId: string; targetId: string }>(items: T[]) => [...items].sort((a, b) => a.eventId.localeCompare(b.eventId) || a.targetId.localeCompare(b.targetId));
     const [settled, queued] = [batch.slice(0, 3), batch.slice(3)];
     expect(await queue.insertDelivered(db.pool, settled.map((delivery) => deliveredNow({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }, now)))).toBe(3);
     expect(await queue.enqueue(db.pool, queued, now)).toHaveLength(3);
-    expect(await stored()).toEqual(sorted(batch));
+    // A delivered row is never sent again: it keeps no body.
+    expect(await stored()).toEqual(sorted([...settled.map((delivery) => ({ ...delivery, payload: null })), ...queued]));
     expect((await queue.claimDue(now, 10, 60_000)).map(({ tenantId, targetId, eventId, eventType, payload }) => ({ tenantId, targetId, eventId, eventType, payload }))).toEqual(
       expect.arrayContaining(queued),
     );
+  });
+
+  it('stores a body once for the deliveries of an event, keeps it while one of them may be sent again, and deletes it after the last is delivered', async () => {
+    const queue = new Queue(db.pool, 'bodies');
+    const now = new Date();
+    const eventId = newId();
+    const fanned = ['b-1', 'b-2', 'b-3'].map((targetId) => ({ tenantId: 'acme', targetId, eventId, eventType: 'thing.happened', payload: `{"event":"${eventId}"}` }));
+    const bodies = async () => (await db.pool.query<{ payload: string }>('select payload from outbound_bodies where payload = $1', [fanned[0]!.payload])).rows;
+    expect(await queue.enqueue(db.pool, fanned, now)).toHaveLength(3);
+    // Seen again (the consumer's chunk retried): nothing new, the body not stored twice.
+    expect(await queue.enqueue(db.pool, fanned, now)).toEqual([]);
+    expect(await bodies()).toHaveLength(1);
+
+    const claimed = await queue.claimDue(now, 10, 60_000);
+    expect(claimed.map((delivery) => delivery.payload)).toEqual(fanned.map((delivery) => delivery.payload));
+    const [first, second, third] = claimed;
+    await recordFailure(queue, first!, null, now);
+    await queue.recordDelivered([deliveredNow(second!, now), deliveredNow(third!, now)]);
+    // The failed delivery may still be retried by an administrator: its body stays.
+    expect(await bodies()).toHaveLength(1);
+    expect(await queue.retryNow('acme', first!.targetId, first!.id, now)).toBe(true);
+    const [retried] = await queue.claimDue(now, 10, 60_000);
+    expect(retried).toMatchObject({ id: first!.id, payload: first!.payload, attempt: 2 });
+    await queue.recordDelivered([deliveredNow(retried!, now)]);
+    expect(await bodies()).toEqual([]);
+    expect((await queue.get('acme', first!.targetId, first!.id))?.status).toBe('delivered');
   });
 
   it("a target the consumer delivered to after failures has recovered: its waiting retries are due at once", async () => {
