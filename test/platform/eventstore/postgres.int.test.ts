@@ -122,6 +122,31 @@ describe('PostgreSQL event store under concurrent writers', () => {
     }
   });
 
+  it('hides events behind an appending transaction whose id lock no backend shows (a prepared one), then delivers both in order', async (context) => {
+    // Migration 0039: PostgreSQL shows a new id to snapshots a moment before it locks it, so an
+    // appender may be running without a lock to show; a prepared transaction is one for as long as
+    // the test needs (its locks belong to no backend). Before 0039 readers passed it and lost its event.
+    const { rows } = await db.pool.query<{ max_prepared_transactions: string }>('show max_prepared_transactions');
+    if (Number(rows[0]!.max_prepared_transactions) === 0) context.skip('max_prepared_transactions is 0 on this PostgreSQL (the embedded cluster sets 4)');
+    const head = await store.headPosition();
+    const prepared = await db.pool.connect();
+    const gid = `iam-test-${newId()}`;
+    try {
+      await prepared.query('begin');
+      const early = await appendIn(prepared, `prepared-acme.${newId()}`, testEvent('Prepared'));
+      await prepared.query(`prepare transaction '${gid}'`);
+      const late = await store.append(`late-acme.${newId()}`, [testEvent('Late')]);
+      expect(early < late.position).toBe(true);
+      expect(await store.readAll(head, 10)).toEqual([]);
+      expect(await store.headPosition()).toBeLessThan(early);
+      await prepared.query(`commit prepared '${gid}'`);
+      await expect.poll(async () => (await store.readAll(head, 10)).map((e) => e.position), { timeout: 10_000 }).toEqual([early, late.position]);
+    } finally {
+      await prepared.query(`rollback prepared '${gid}'`).catch(() => undefined);
+      prepared.release();
+    }
+  });
+
   /** `position` becomes readable after `head` while `open`'s transaction still runs. */
   const expectReadableWhileOpen = async (head: bigint, position: bigint, open: PoolClient): Promise<void> => {
     // Other test files' appends on the same cluster may hold the bound back briefly; `open` does not.
