@@ -85,7 +85,7 @@ export function authorizationQueries(deps: AuthorizationDeps) {
   };
 
   return {
-    /** Without a promise when everything it needs is in memory (see engineFor); an invalid request throws. */
+    /** Without a promise when everything it needs is in memory (see withIndex); an invalid request throws. */
     check(tenant: string, request: CheckRequest, atLeast?: bigint): CheckResult | Promise<CheckResult> {
       return withIndex(tenant, atLeast, (typesystem, store) =>
         answers.answer(tenant, typesystem, store, request, () => answerCheck(new AuthorizationEngine(typesystem, store), request)),
