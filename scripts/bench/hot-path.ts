@@ -164,16 +164,21 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
         (rate ? `; both sides at ${fmt(rate)} requests/s, each pair's share then (ceiling's core busy / row's)` : ''),
     );
     const cpuUs = (measured: MeasuredLoad) => measured.serverUs * measured.requests;
-    const busyMs = (measured: MeasuredLoad) => cpuUs(measured) / 1000 / measured.serverBusy;
+    type Side = { us: number; requests: number; ms: number };
+    /** A side's sums with one more slice: server CPU (µs), requests, and the wall time its core was busy for (ms). */
+    const withSlice = (side: Side, measured: MeasuredLoad): Side => ({
+      us: side.us + cpuUs(measured),
+      requests: side.requests + measured.requests,
+      ms: side.ms + cpuUs(measured) / 1000 / measured.serverBusy,
+    });
     for (const [, label, measureRow] of pairedRows) {
       const shares: number[] = [];
       const busy: string[] = [];
       for (let pair = 0; pair < pairs; pair += 1) {
         const sides = { ceiling: { us: 0, requests: 0, ms: 0 }, row: { us: 0, requests: 0, ms: 0 } };
         for (let slice = 0; slice < slices; slice += 1) {
-          const [pairCeiling, pairRow] = [await measureCeiling(1 / slices, rate), await measureRow(1 / slices, rate)];
-          sides.ceiling = { us: sides.ceiling.us + cpuUs(pairCeiling), requests: sides.ceiling.requests + pairCeiling.requests, ms: sides.ceiling.ms + busyMs(pairCeiling) };
-          sides.row = { us: sides.row.us + cpuUs(pairRow), requests: sides.row.requests + pairRow.requests, ms: sides.row.ms + busyMs(pairRow) };
+          sides.ceiling = withSlice(sides.ceiling, await measureCeiling(1 / slices, rate));
+          sides.row = withSlice(sides.row, await measureRow(1 / slices, rate));
         }
         shares.push(sides.ceiling.us / sides.ceiling.requests / (sides.row.us / sides.row.requests));
         busy.push(`${percent(sides.ceiling.us / 1000 / sides.ceiling.ms)} / ${percent(sides.row.us / 1000 / sides.row.ms)}`);
