@@ -125,8 +125,3 @@ export function isReservationConflict(error: unknown, kind: string): boolean {
   if (error instanceof ReservationTakenError) return error.kind === kind;
   return error instanceof WrongExpectedVersionError && ReservationNames.kindOf(error.streamId) === kind;
 }
-
-/** The stream that holds `value`, or null: the write side's own lookup (never a lagging read model). */
-export async function reservationHolder(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, scope: string, kind: string, value: string): Promise<string | null> {
-  return (await currentHolder(deps, { scope, kind, value })).owner;
-}
