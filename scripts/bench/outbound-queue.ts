@@ -14,7 +14,8 @@
  */
 import { loadavg } from 'node:os';
 import { newId } from '../../src/platform/ids.ts';
-import { OutboundQueue, type ClaimedDelivery } from '../../src/platform/outbound/queue.ts';
+import { withTransaction } from '../../src/platform/db/pool.ts';
+import { CountsAdded, OutboundQueue, type ClaimedDelivery } from '../../src/platform/outbound/queue.ts';
 import { benchDatabase, fmt, numberOption as option, postgresCpu } from './support.ts';
 
 const total = option('deliveries', 50_000);
@@ -44,7 +45,7 @@ try {
   await measure('happy path (settled rows)', async () => {
     for (let i = 0; i < total / 500; i++) {
       const deliveries = eventsTo(TARGETS.map((target) => `healthy-${target}`), 50);
-      await queue.insertDelivered(db.pool, deliveries.map((d) => ({ delivery: { ...d, id: queue.idOf(d.targetId, d.eventId), attempt: 1 }, result: answered, startedAt: new Date() })));
+      await settled(queue, deliveries);
     }
   });
 
@@ -72,13 +73,22 @@ try {
   await db.close();
 }
 
+/** The consumer's settled rows (insertDelivered) and their targets' counts, in a transaction as the engine writes them. */
+async function settled(queue: OutboundQueue, deliveries: ReturnType<typeof eventsTo>): Promise<void> {
+  await withTransaction(db.pool, async (tx) => {
+    const counts = new CountsAdded();
+    await queue.insertDelivered(tx, deliveries.map((d) => ({ delivery: { ...d, id: queue.idOf(d.targetId, d.eventId), attempt: 1 }, result: answered, startedAt: new Date() })), counts);
+    await queue.addCounts(tx, counts);
+  });
+}
+
 /** --log-rows: a target's log of `logRows` deliveries, and how long its reads take. */
 async function logReads(queue: OutboundQueue): Promise<void> {
   const target = 'logged';
   for (let seeded = 0; seeded < logRows; seeded += 5_000) {
     const deliveries = eventsTo([target], Math.min(5_000, logRows - seeded));
     const failing = deliveries.splice(0, deliveries.length / 100);
-    await queue.insertDelivered(db.pool, deliveries.map((d) => ({ delivery: { ...d, id: queue.idOf(d.targetId, d.eventId), attempt: 1 }, result: answered, startedAt: new Date() })));
+    await settled(queue, deliveries);
     await queue.enqueue(db.pool, failing, new Date());
     const claimed = await queue.claimDue(new Date(), failing.length, 60_000);
     await queue.recordFailures(claimed.map((delivery) => ({ delivery, result: refused, startedAt: new Date(), retryAt: null })));

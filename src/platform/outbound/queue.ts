@@ -162,13 +162,25 @@ const UNLEASED = (alias: string, now: string) => `(${alias}.leased_until is null
 /** A target whose circuit closes (it answered again, or was reactivated) notes when, if it had held deliveries to release. */
 const CLOSE_CIRCUIT = `failing_since = null, recovered_at = case when failing_since is not null then now() else recovered_at end`;
 
-/** What rows new to the log add to one target's counts (outbound_target_counts, migration 0041). */
-export interface CountsAdded {
-  tenantId: string;
-  targetId: string;
-  deliveries: number;
-  delivered: number;
-  lastDeliveryAt: Date | null;
+/**
+ * What rows new to the log add to their targets' counts (outbound_target_counts, migration 0041),
+ * gathered by a transaction's statements (enqueue, insertDelivered) for its `addCounts`: one entry
+ * per tenant and target.
+ */
+export class CountsAdded {
+  /** Per tenant and target; the last delivery's time in epoch milliseconds. */
+  readonly byTarget = new Map<string, { tenantId: string; targetId: string; deliveries: number; delivered: number; lastDeliveryAt: number | null }>();
+
+  add(tenantId: string, targetId: string, deliveries: number, delivered: number, lastDeliveryAt: number | null): void {
+    const key = `${tenantId}\n${targetId}`;
+    const counts = this.byTarget.get(key);
+    if (!counts) this.byTarget.set(key, { tenantId, targetId, deliveries, delivered, lastDeliveryAt });
+    else {
+      counts.deliveries += deliveries;
+      counts.delivered += delivered;
+      if (lastDeliveryAt !== null && (counts.lastDeliveryAt === null || lastDeliveryAt > counts.lastDeliveryAt)) counts.lastDeliveryAt = lastDeliveryAt;
+    }
+  }
 }
 
 /**
@@ -280,7 +292,7 @@ export class OutboundQueue {
     tx: Queryable,
     deliveries: (NewDelivery | ClaimedDelivery)[],
     now: Date,
-    options: { leasedUntil?: Date; attemptNow?: boolean; counts?: CountsAdded[] } = {},
+    options: { leasedUntil?: Date; attemptNow?: boolean; counts?: CountsAdded } = {},
   ): Promise<string[]> {
     if (deliveries.length === 0) return [];
     const { counts } = options;
@@ -320,7 +332,7 @@ export class OutboundQueue {
       ],
     );
     if (counts) {
-      for (const row of rows) counts.push({ tenantId: row.tenant_id, targetId: row.target_id, deliveries: 1, delivered: 0, lastDeliveryAt: null });
+      for (const row of rows) counts.add(row.tenant_id, row.target_id, 1, 0, null);
     }
     return rows.map((row) => row.id);
   }
@@ -331,32 +343,36 @@ export class OutboundQueue {
    * its only attempt (attempt 1, the answer, its duration; created_at is when it was sent), so it
    * has no outbound_attempts row: those hold the attempts of deliveries that needed a retry or were
    * sent by a worker. It is never sent again, so its body is not stored. Answers how many were new.
-   * The targets' counts grow in the same statement, or with `counts` as in enqueue.
+   * Their counts go to `counts`, for the transaction's `addCounts`: counted here when every row was
+   * new (the consumer's case: its events are new to its inbox), otherwise read back as the rows
+   * this transaction inserted, so `tx` must be a transaction.
    */
-  async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[], counts?: CountsAdded[]): Promise<number> {
+  async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[], counts: CountsAdded): Promise<number> {
     if (attempts.length === 0) return 0;
     const shared = sharedColumns(attempts.map((a) => a.delivery));
-    const { rows } = await tx.query<{ target_id: string; tenant_id: string; deliveries: string; last_delivery_at: Date }>(
-      `with inserted as (
-         insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, next_attempt_at,
-                                          last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
-         select id, $7, ${sharedValues(8, 't')}, 'delivered', attempt, null,
-                response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
-           from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $12::int[], $13::int[])
-                as t (id, attempt, started_at, duration_ms, response_status, response_body, event, target)
-         on conflict (id) do nothing
-         returning tenant_id, target_id, status, updated_at
-       ), new_counts as (${newRowCounts('inserted')})${counts ? '' : `, ${addCounts('$7', 'select * from new_counts')}`}
-       select target_id, tenant_id, deliveries, last_delivery_at from new_counts`,
-      [...attemptColumns(attempts), this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
+    const ids = textArray(attempts.map((a) => a.delivery.id));
+    const { rowCount } = await tx.query(
+      `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, next_attempt_at,
+                                        last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
+       select id, $7, ${sharedValues(8, 't')}, 'delivered', attempt, null,
+              response_status, response_body, duration_ms, started_at, started_at + make_interval(secs => duration_ms / 1000.0)
+         from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $12::int[], $13::int[])
+              as t (id, attempt, started_at, duration_ms, response_status, response_body, event, target)
+       on conflict (id) do nothing`,
+      [ids, ...attemptColumns(attempts).slice(1), this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
     );
-    let added = 0;
-    for (const row of rows) {
-      const deliveries = Number(row.deliveries);
-      added += deliveries;
-      counts?.push({ tenantId: row.tenant_id, targetId: row.target_id, deliveries, delivered: deliveries, lastDeliveryAt: row.last_delivery_at });
+    if (rowCount === attempts.length) {
+      // updated_at as the statement computes it: started_at plus the whole milliseconds of the attempt.
+      for (const { delivery, result, startedAt } of attempts) counts.add(delivery.tenantId, delivery.targetId, 1, 1, startedAt.getTime() + result.durationMs);
+      return attempts.length;
     }
-    return added;
+    const { rows } = await tx.query<{ tenant_id: string; target_id: string; deliveries: number; last_delivery_at: Date }>(
+      `select tenant_id, target_id, count(*)::int as deliveries, max(updated_at) as last_delivery_at from outbound_deliveries
+        where id = any($1::uuid[]) and xmin = pg_current_xact_id()::xid group by tenant_id, target_id`,
+      [ids],
+    );
+    for (const row of rows) counts.add(row.tenant_id, row.target_id, row.deliveries, row.deliveries, row.last_delivery_at.getTime());
+    return rows.reduce((sum, row) => sum + row.deliveries, 0);
   }
 
   /**
@@ -365,24 +381,26 @@ export class OutboundQueue {
    * targets' counts in an order per statement, and two transactions (the consumer's chunks) could
    * each hold a count the other waits for. Here they wait for each other only until the commit.
    */
-  async addCounts(tx: Queryable, counts: CountsAdded[]): Promise<void> {
-    if (counts.length === 0) return;
-    await tx.query(
-      `with ${addCounts(
+  async addCounts(tx: Queryable, counts: CountsAdded): Promise<void> {
+    if (counts.byTarget.size === 0) return;
+    const entries = [...counts.byTarget.values()];
+    await tx.query({
+      // Named: planned once per connection (a chunk's other statements are planned at each run).
+      name: 'outbound_add_counts',
+      text: `with ${addCounts(
         '$1',
-        `select target_id, tenant_id, sum(deliveries), sum(delivered), max(last_delivery_at), 0, null::text, null::timestamptz
-           from unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[]) as a (tenant_id, target_id, deliveries, delivered, last_delivery_at)
-          group by target_id, tenant_id`,
+        `select target_id, tenant_id, deliveries, delivered, last_delivery_at, 0, null::text, null::timestamptz
+           from unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[]) as a (tenant_id, target_id, deliveries, delivered, last_delivery_at)`,
       )} select`,
-      [
+      values: [
         this.feature,
-        textArray(counts.map((c) => c.tenantId)),
-        textArray(counts.map((c) => c.targetId)),
-        integerArray(counts.map((c) => c.deliveries)),
-        integerArray(counts.map((c) => c.delivered)),
-        timestampArray(counts.map((c) => c.lastDeliveryAt)),
+        textArray(entries.map((c) => c.tenantId)),
+        textArray(entries.map((c) => c.targetId)),
+        integerArray(entries.map((c) => c.deliveries)),
+        integerArray(entries.map((c) => c.delivered)),
+        timestampArray(entries.map((c) => (c.lastDeliveryAt === null ? null : new Date(c.lastDeliveryAt)))),
       ],
-    );
+    });
   }
 
   /**

@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../../src/platform/db/migrate.ts';
-import type { Pool } from '../../../src/platform/db/pool.ts';
-import { OutboundQueue, type ClaimedDelivery, type CountsAdded } from '../../../src/platform/outbound/queue.ts';
+import { withTransaction, type Pool } from '../../../src/platform/db/pool.ts';
+import { CountsAdded, OutboundQueue, type ClaimedDelivery } from '../../../src/platform/outbound/queue.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
@@ -55,6 +55,14 @@ describe('outbound delivery queue', () => {
 
   const delivered = { ...failed, ok: true, status: 200, error: null };
   const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
+  /** The consumer's settled rows in a transaction of their own, with their targets' counts; how many were new. */
+  const insertDelivered = (queue: Queue, attempts: ReturnType<typeof deliveredNow>[]) =>
+    withTransaction(db.pool, async (tx) => {
+      const counts = new CountsAdded();
+      const added = await queue.insertDelivered(tx, attempts, counts);
+      await queue.addCounts(tx, counts);
+      return added;
+    });
   /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
   const recordFailure = async (queue: Queue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
     (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
@@ -188,9 +196,9 @@ describe('outbound delivery queue', () => {
     const queue = new Queue(db.pool, 'consumer');
     const now = new Date();
     const [answered, again] = deliveries(2, 'fast').map((delivery) => ({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
-    expect(await queue.insertDelivered(db.pool, [deliveredNow(answered!, now)])).toBe(1);
+    expect(await insertDelivered(queue, [deliveredNow(answered!, now)])).toBe(1);
     // The same event for the same target a second time (a redelivered batch, another instance) stores nothing.
-    expect(await queue.insertDelivered(db.pool, [deliveredNow({ ...answered! }, now)])).toBe(0);
+    expect(await insertDelivered(queue, [deliveredNow({ ...answered! }, now)])).toBe(0);
     expect(await queue.enqueue(db.pool, [answered!], now)).toEqual([]);
     const [entry] = (await queue.listForTarget('acme', 'fast', 1, 10)).items;
     expect(entry).toMatchObject({ id: answered!.id, status: 'delivered', attempt: 1, responseStatus: 200, responseBody: delivered.body, durationMs: 3, nextAttemptAt: null });
@@ -225,7 +233,7 @@ describe('outbound delivery queue', () => {
       ).rows.map((row) => ({ tenantId: row.tenant_id, targetId: row.target_id, eventId: row.event_id, eventType: row.event_type, payload: row.payload }));
     const sorted = <T extends { eventId: string; targetId: string }>(items: T[]) => [...items].sort((a, b) => a.eventId.localeCompare(b.eventId) || a.targetId.localeCompare(b.targetId));
     const [settled, queued] = [batch.slice(0, 3), batch.slice(3)];
-    expect(await queue.insertDelivered(db.pool, settled.map((delivery) => deliveredNow({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }, now)))).toBe(3);
+    expect(await insertDelivered(queue, settled.map((delivery) => deliveredNow({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }, now)))).toBe(3);
     expect(await queue.enqueue(db.pool, queued, now)).toHaveLength(3);
     // A delivered row is never sent again: it keeps no body.
     expect(await stored()).toEqual(sorted([...settled.map((delivery) => ({ ...delivery, payload: null })), ...queued]));
@@ -395,7 +403,7 @@ describe('outbound delivery queue', () => {
     const tx = await db.pool.connect();
     try {
       await tx.query('begin');
-      const counts: CountsAdded[] = [];
+      const counts = new CountsAdded();
       expect(await queue.insertDelivered(tx, consumed.map((delivery) => deliveredNow(delivery, now)), counts)).toBe(3);
       expect(await queue.enqueue(tx, deliveriesOf(2, 'acme', 'down'), now, { counts })).toHaveLength(2);
       await queue.addCounts(tx, counts);
@@ -403,27 +411,29 @@ describe('outbound delivery queue', () => {
     } finally {
       tx.release();
     }
-    // Seen again: nothing new, nothing counted.
-    expect(await queue.insertDelivered(db.pool, consumed.map((delivery) => deliveredNow(delivery, now)))).toBe(0);
+    // Seen again (with one new): only the new one counted.
+    const [fresh] = deliveriesOf(1, 'acme', 'busy').map((delivery) => ({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
+    expect(await insertDelivered(queue, [...consumed, fresh!].map((delivery) => deliveredNow(delivery, later(500))))).toBe(1);
+    expect(await insertDelivered(queue, consumed.map((delivery) => deliveredNow(delivery, later(600))))).toBe(0);
     await queue.enqueue(db.pool, deliveriesOf(1, 'other', 'busy'), now);
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 2, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
 
     // Retries, a failed delivery, a delivered retry, a duplicate record of it.
     const [first, second] = (await queue.claimDue(now, 10, 60_000)).filter((delivery) => delivery.targetId === 'down');
     await recordFailure(queue, first!, later(1_000), now);
     await recordFailure(queue, second!, null, later(10));
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 2, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
     const [retry] = await queue.claimDue(later(1_000), 10, 60_000);
     expect(retry).toMatchObject({ id: first!.id, attempt: 2 });
     await queue.recordDelivered([deliveredNow(retry!, later(1_000))]);
     await queue.recordDelivered([deliveredNow(retry!, later(2_000))]);
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 2, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
 
     // A late failure or cancellation of a delivery another worker delivered (its lease had ended) leaves it delivered.
     expect(await recordFailure(queue, retry!, later(60_000), later(3_000))).toBe(0);
     await queue.cancel(retry!, 'the target no longer takes deliveries');
     expect((await queue.get('acme', 'down', retry!.id))?.status).toBe('delivered');
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 2, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
 
     // An outage: the circuit open, new deliveries held; a cancellation; a manual retry; the drain.
     await queue.enqueue(db.pool, deliveriesOf(3, 'acme', 'down'), later(4_000));
@@ -435,7 +445,7 @@ describe('outbound delivery queue', () => {
     expect(manual).toMatchObject({ attempt: 2 });
     await queue.cancel(manual!, 'the target no longer takes deliveries');
     expect(await queue.retryNow('acme', 'down', second!.id, later(21_000))).toBe(true);
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 5, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 5, 'other/busy': 1 });
     // The drain: a probe gets through, the circuit closes, the retries and the held deliveries are sent.
     const probes = claimed.filter((delivery) => delivery !== manual);
     expect(probes).toHaveLength(1);
@@ -443,10 +453,10 @@ describe('outbound delivery queue', () => {
     const drained = await queue.claimDue(later(21_000), 10, 60_000);
     expect(drained.map((delivery) => delivery.id)).toContain(second!.id);
     await queue.recordDelivered(drained.map((delivery) => deliveredNow(delivery, later(22_000))));
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 5, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 5, 'other/busy': 1 });
     await queue.enqueue(db.pool, deliveriesOf(1, 'acme', 'down'), later(23_000));
     expect(await queue.cancelWaiting('down', 'deactivated')).toBe(1);
-    await expectCountsAsLog({ 'acme/busy': 3, 'acme/down': 6, 'other/busy': 1 });
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 6, 'other/busy': 1 });
     expect(await counted(queue, 'other', 'down')).toEqual({ total: 0, stats: undefined });
   });
 
