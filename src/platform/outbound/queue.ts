@@ -350,7 +350,8 @@ export class OutboundQueue {
   async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[], counts: CountsAdded): Promise<number> {
     if (attempts.length === 0) return 0;
     const shared = sharedColumns(attempts.map((a) => a.delivery));
-    const ids = textArray(attempts.map((a) => a.delivery.id));
+    const columns = attemptColumns(attempts);
+    const ids = columns[0];
     const { rowCount } = await tx.query(
       `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, next_attempt_at,
                                         last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
@@ -359,7 +360,7 @@ export class OutboundQueue {
          from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $12::int[], $13::int[])
               as t (id, attempt, started_at, duration_ms, response_status, response_body, event, target)
        on conflict (id) do nothing`,
-      [ids, ...attemptColumns(attempts).slice(1), this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
+      [...columns, this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
     );
     if (rowCount === attempts.length) {
       // updated_at as the statement computes it: started_at plus the whole milliseconds of the attempt.
