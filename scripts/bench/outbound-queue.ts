@@ -7,14 +7,19 @@
  * - drain: the targets answer again, then claims of 64 and their delivered records until nothing waits.
  * Prints PostgreSQL's CPU (all its processes) and WAL bytes per delivery for each phase: steadier on a
  * busy machine than bench:webhooks' rates.
- * Usage: npm run bench:outbound-queue [-- --deliveries 50000]
+ * With `--log-rows N`, then: one more target given N deliveries (settled rows, and one in a hundred
+ * failed after an attempt in error), and its delivery log's first page with its total and its figures
+ * (targetStats, what the log streams show) timed, 5 of each.
+ * Usage: npm run bench:outbound-queue [-- --deliveries 50000 --log-rows 300000]
  */
 import { loadavg } from 'node:os';
 import { newId } from '../../src/platform/ids.ts';
-import { OutboundQueue, type ClaimedDelivery } from '../../src/platform/outbound/queue.ts';
+import { withTransaction } from '../../src/platform/db/pool.ts';
+import { CountsAdded, OutboundQueue, type ClaimedDelivery } from '../../src/platform/outbound/queue.ts';
 import { benchDatabase, fmt, numberOption as option, postgresCpu } from './support.ts';
 
 const total = option('deliveries', 50_000);
+const logRows = option('log-rows', 0);
 const TARGETS = Array.from({ length: 10 }, (_, i) => `target-${i}`);
 const HOUR = 3_600_000;
 const refused = { ok: false, status: null, body: null, durationMs: 1, error: 'connect ECONNREFUSED' };
@@ -40,7 +45,7 @@ try {
   await measure('happy path (settled rows)', async () => {
     for (let i = 0; i < total / 500; i++) {
       const deliveries = eventsTo(TARGETS.map((target) => `healthy-${target}`), 50);
-      await queue.insertDelivered(db.pool, deliveries.map((d) => ({ delivery: { ...d, id: queue.idOf(d.targetId, d.eventId), attempt: 1 }, result: answered, startedAt: new Date() })));
+      await settled(queue, deliveries);
     }
   });
 
@@ -63,6 +68,43 @@ try {
     }
   });
   console.log(`drained ${fmt(drained)} (the ${TARGETS.length} refused first attempts included); load average ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
+  if (logRows > 0) await logReads(queue);
 } finally {
   await db.close();
+}
+
+/** The consumer's settled rows (insertDelivered) and their targets' counts, in a transaction as the engine writes them. */
+async function settled(queue: OutboundQueue, deliveries: ReturnType<typeof eventsTo>): Promise<void> {
+  await withTransaction(db.pool, async (tx) => {
+    const counts = new CountsAdded();
+    await queue.insertDelivered(tx, deliveries.map((d) => ({ delivery: { ...d, id: queue.idOf(d.targetId, d.eventId), attempt: 1 }, result: answered, startedAt: new Date() })), counts);
+    await queue.addCounts(tx, counts);
+  });
+}
+
+/** --log-rows: a target's log of `logRows` deliveries, and how long its reads take. */
+async function logReads(queue: OutboundQueue): Promise<void> {
+  const target = 'logged';
+  for (let seeded = 0; seeded < logRows; seeded += 5_000) {
+    const deliveries = eventsTo([target], Math.min(5_000, logRows - seeded));
+    const failing = deliveries.splice(0, deliveries.length / 100);
+    await settled(queue, deliveries);
+    await queue.enqueue(db.pool, failing, new Date());
+    const claimed = await queue.claimDue(new Date(), failing.length, 60_000);
+    await queue.recordFailures(claimed.map((delivery) => ({ delivery, result: refused, startedAt: new Date(), retryAt: null })));
+  }
+  await db.pool.query('vacuum analyze outbound_deliveries, outbound_attempts');
+  const timed = async (read: () => Promise<unknown>) => {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      await read();
+      times.push(performance.now() - started);
+    }
+    return times.map((ms) => fmt(ms, 1)).join(' / ');
+  };
+  const page = await timed(() => queue.listForTarget('platform', target, 1, 20));
+  const stats = await timed(() => queue.targetStats('platform', [target]));
+  const { total: logged } = await queue.listForTarget('platform', target, 1, 1);
+  console.log(`log reads at ${fmt(logged)} rows of one target: first page with its total ${page} ms; its figures (targetStats) ${stats} ms; load average ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
 }

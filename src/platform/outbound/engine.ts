@@ -8,7 +8,7 @@ import { GroupCommitter } from '../eventstore/group-commit.ts';
 import { NotificationListener } from '../eventstore/postgres-listener.ts';
 import type { AttemptResult, HttpsClient, OutboundRequest, OutboundSend } from './https-client.ts';
 import type { OutboundMetrics } from './metrics.ts';
-import { OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type FailedAttempt, type NewDelivery } from './queue.ts';
+import { CountsAdded, OutboundQueue, type ClaimedDelivery, type DeliveredAttempt, type FailedAttempt, type NewDelivery } from './queue.ts';
 
 /** An attempt's end, waiting for the group commit that records it. */
 type SettledAttempt = { delivered: DeliveredAttempt } | { failed: FailedAttempt };
@@ -294,11 +294,14 @@ export class OutboundEngine {
     await inbox.runOnceEach(groupId, [...new Set(deliveries.map((delivery) => delivery.eventId))], async (fresh, tx) => {
       // Events another member applied meanwhile are theirs (their attempts here were extra: at least once).
       const ours = <T extends { eventId: string }>(items: T[]) => items.filter((item) => fresh.has(item.eventId));
+      // The targets' counts of the chunk's new rows, added in one statement before the commit.
+      const counts = new CountsAdded();
       kept = {
-        delivered: await this.queue.insertDelivered(tx, delivered.filter((attempt) => fresh.has(attempt.delivery.eventId))),
-        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, { leasedUntil: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS) })),
-        queued: (await this.queue.enqueue(tx, ours(queued), now)).length,
+        delivered: await this.queue.insertDelivered(tx, delivered.filter((attempt) => fresh.has(attempt.delivery.eventId)), counts),
+        leased: new Set(await this.queue.enqueue(tx, ours(leased), now, { leasedUntil: new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS), counts })),
+        queued: (await this.queue.enqueue(tx, ours(queued), now, { counts })).length,
       };
+      await this.queue.addCounts(tx, counts);
     });
     this.options.metrics.outcome(channel.name, 'delivered', kept.delivered);
     // The leased rows are this instance's attempts: each is recorded as it settles, like a claimed one.

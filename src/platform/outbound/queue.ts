@@ -163,6 +163,55 @@ const UNLEASED = (alias: string, now: string) => `(${alias}.leased_until is null
 const CLOSE_CIRCUIT = `failing_since = null, recovered_at = case when failing_since is not null then now() else recovered_at end`;
 
 /**
+ * What rows new to the log add to their targets' counts (outbound_target_counts, migration 0041),
+ * gathered by a transaction's statements (enqueue, insertDelivered) for its `addCounts`: one entry
+ * per tenant and target.
+ */
+export class CountsAdded {
+  /** Per tenant and target; the last delivery's time in epoch milliseconds. */
+  readonly byTarget = new Map<string, { tenantId: string; targetId: string; deliveries: number; delivered: number; lastDeliveryAt: number | null }>();
+
+  add(tenantId: string, targetId: string, deliveries: number, delivered: number, lastDeliveryAt: number | null): void {
+    const key = `${tenantId}\n${targetId}`;
+    const counts = this.byTarget.get(key);
+    if (!counts) this.byTarget.set(key, { tenantId, targetId, deliveries, delivered, lastDeliveryAt });
+    else {
+      counts.deliveries += deliveries;
+      counts.delivered += delivered;
+      if (lastDeliveryAt !== null && (counts.lastDeliveryAt === null || lastDeliveryAt > counts.lastDeliveryAt)) counts.lastDeliveryAt = lastDeliveryAt;
+    }
+  }
+}
+
+/**
+ * A CTE `counted` adding to the targets' counts (outbound_target_counts) what `source` answers per
+ * target: target_id, tenant_id, deliveries, delivered, last_delivery_at, errors, last_error,
+ * last_error_at. The rows are locked in the targets' order, so that statements counting at once wait
+ * for each other rather than deadlock; a row that adds nothing is not rewritten. The counts are
+ * those the delivery log's reads answer: its rows, the delivered ones (a delivered delivery stays
+ * delivered: no statement changes its status again) and the latest one's time, the attempts that
+ * ended in an error and the latest one's error.
+ */
+const addCounts = (feature: string, source: string) => `counted as (
+         insert into outbound_target_counts as c (target_id, feature, tenant_id, deliveries, delivered, last_delivery_at, errors, last_error, last_error_at)
+         select s.target_id, ${feature}, s.tenant_id, s.deliveries, s.delivered, s.last_delivery_at, s.errors, s.last_error, s.last_error_at
+           from (${source}) as s (target_id, tenant_id, deliveries, delivered, last_delivery_at, errors, last_error, last_error_at)
+          where s.deliveries <> 0 or s.delivered <> 0 or s.errors <> 0
+          order by s.target_id, s.tenant_id
+         on conflict (target_id, feature, tenant_id) do update
+            set deliveries = c.deliveries + excluded.deliveries, delivered = c.delivered + excluded.delivered,
+                last_delivery_at = greatest(c.last_delivery_at, excluded.last_delivery_at), errors = c.errors + excluded.errors,
+                last_error = case when excluded.last_error_at > c.last_error_at or c.last_error_at is null then coalesce(excluded.last_error, c.last_error) else c.last_error end,
+                last_error_at = greatest(c.last_error_at, excluded.last_error_at)
+       )`;
+
+/** `addCounts`' source for new deliveries (no errors yet), from a relation of rows (tenant_id, target_id, status, updated_at). */
+const newRowCounts = (rows: string) =>
+  `select target_id, tenant_id, count(*) as deliveries, count(*) filter (where status = 'delivered') as delivered,
+          max(updated_at) filter (where status = 'delivered') as last_delivery_at, 0, null::text, null::timestamptz
+     from ${rows} group by target_id, tenant_id`;
+
+/**
  * CTEs ending a statement's list, given the parameters holding the feature and the targets delivered
  * to: a target that had failed since its last success goes back to 0 consecutive failed deliveries,
  * its circuit closes (its held deliveries become claimable as they are, see claimDue) and its
@@ -235,16 +284,24 @@ export class OutboundQueue {
    * way, the consumer's own): due again only when the lease ends. Otherwise a delivery to a target
    * whose circuit is open (it failed an attempt and has not answered since) is held: it waits,
    * without an attempt, until a probe of the target gets through (claimDue); with `attemptNow`
-   * (an administrator's test event) it is due at once all the same.
+   * (an administrator's test event) it is due at once all the same. The targets' counts grow in the
+   * same statement, or with `counts` the new rows' counts are added to it for the transaction's
+   * `addCounts` (see there).
    */
-  async enqueue(tx: Queryable, deliveries: (NewDelivery | ClaimedDelivery)[], now: Date, options: { leasedUntil?: Date; attemptNow?: boolean } = {}): Promise<string[]> {
+  async enqueue(
+    tx: Queryable,
+    deliveries: (NewDelivery | ClaimedDelivery)[],
+    now: Date,
+    options: { leasedUntil?: Date; attemptNow?: boolean; counts?: CountsAdded } = {},
+  ): Promise<string[]> {
     if (deliveries.length === 0) return [];
+    const { counts } = options;
     const leasedUntil = options.leasedUntil ?? null;
     const shared = sharedColumns(deliveries);
     const ids = deliveries.map((d) => ('id' in d ? d.id : this.idOf(d.targetId, d.eventId)));
     // Each body once, named by its first delivery's id (the same however often the event is seen),
     // and stored only when a delivery that refers to it is new.
-    const { rows } = await tx.query<{ id: string }>(
+    const { rows } = await tx.query<{ id: string; tenant_id: string; target_id: string }>(
       `with inserted as (
          insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, body_id, status, next_attempt_at, leased_until, created_at, updated_at)
          select d.id, $1, d.tenant_id, d.target_id, d.event_id, d.event_type, d.body_id, 'pending',
@@ -253,14 +310,14 @@ export class OutboundQueue {
                 as d (id, ${SHARED_COLUMNS}, body_id)
            left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
          on conflict (id) do nothing
-         returning id, body_id
+         returning id, body_id, tenant_id, target_id, status, updated_at
        ), bodies as (
          insert into outbound_bodies (id, payload)
          select b.id, b.payload from unnest($12::uuid[], $13::text[]) as b (id, payload)
           where b.id in (select body_id from inserted)
          on conflict (id) do nothing
-       )
-       select id from inserted`,
+       )${counts ? '' : `, ${addCounts('$1', newRowCounts('inserted'))}`}
+       select id${counts ? ', tenant_id, target_id' : ''} from inserted`,
       [
         this.feature,
         now,
@@ -274,6 +331,9 @@ export class OutboundQueue {
         textArray(shared.events.map((event) => event.payload)),
       ],
     );
+    if (counts) {
+      for (const row of rows) counts.add(row.tenant_id, row.target_id, 1, 0, null);
+    }
     return rows.map((row) => row.id);
   }
 
@@ -283,10 +343,15 @@ export class OutboundQueue {
    * its only attempt (attempt 1, the answer, its duration; created_at is when it was sent), so it
    * has no outbound_attempts row: those hold the attempts of deliveries that needed a retry or were
    * sent by a worker. It is never sent again, so its body is not stored. Answers how many were new.
+   * Their counts go to `counts`, for the transaction's `addCounts`: counted here when every row was
+   * new (the consumer's case: its events are new to its inbox), otherwise read back as the rows
+   * this transaction inserted, so `tx` must be a transaction.
    */
-  async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[]): Promise<number> {
+  async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[], counts: CountsAdded): Promise<number> {
     if (attempts.length === 0) return 0;
     const shared = sharedColumns(attempts.map((a) => a.delivery));
+    const columns = attemptColumns(attempts);
+    const ids = columns[0];
     const { rowCount } = await tx.query(
       `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, next_attempt_at,
                                         last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
@@ -295,9 +360,48 @@ export class OutboundQueue {
          from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $12::int[], $13::int[])
               as t (id, attempt, started_at, duration_ms, response_status, response_body, event, target)
        on conflict (id) do nothing`,
-      [...attemptColumns(attempts), this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
+      [...columns, this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
     );
-    return rowCount ?? 0;
+    if (rowCount === attempts.length) {
+      // updated_at as the statement computes it: started_at plus the whole milliseconds of the attempt.
+      for (const { delivery, result, startedAt } of attempts) counts.add(delivery.tenantId, delivery.targetId, 1, 1, startedAt.getTime() + result.durationMs);
+      return attempts.length;
+    }
+    const { rows } = await tx.query<{ tenant_id: string; target_id: string; deliveries: number; last_delivery_at: Date }>(
+      `select tenant_id, target_id, count(*)::int as deliveries, max(updated_at) as last_delivery_at from outbound_deliveries
+        where id = any($1::uuid[]) and xmin = pg_current_xact_id()::xid group by tenant_id, target_id`,
+      [ids],
+    );
+    for (const row of rows) counts.add(row.tenant_id, row.target_id, row.deliveries, row.deliveries, row.last_delivery_at.getTime());
+    return rows.reduce((sum, row) => sum + row.deliveries, 0);
+  }
+
+  /**
+   * The counts of the rows a transaction added with `counts` (enqueue, insertDelivered), added to
+   * their targets' as its last statement: statements that each added their own would lock the
+   * targets' counts in an order per statement, and two transactions (the consumer's chunks) could
+   * each hold a count the other waits for. Here they wait for each other only until the commit.
+   */
+  async addCounts(tx: Queryable, counts: CountsAdded): Promise<void> {
+    if (counts.byTarget.size === 0) return;
+    const entries = [...counts.byTarget.values()];
+    await tx.query({
+      // Named: planned once per connection (a chunk's other statements are planned at each run).
+      name: 'outbound_add_counts',
+      text: `with ${addCounts(
+        '$1',
+        `select target_id, tenant_id, deliveries, delivered, last_delivery_at, 0, null::text, null::timestamptz
+           from unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[]) as a (tenant_id, target_id, deliveries, delivered, last_delivery_at)`,
+      )} select`,
+      values: [
+        this.feature,
+        textArray(entries.map((c) => c.tenantId)),
+        textArray(entries.map((c) => c.targetId)),
+        integerArray(entries.map((c) => c.deliveries)),
+        integerArray(entries.map((c) => c.delivered)),
+        timestampArray(entries.map((c) => (c.lastDeliveryAt === null ? null : new Date(c.lastDeliveryAt)))),
+      ],
+    });
   }
 
   /**
@@ -346,19 +450,25 @@ export class OutboundQueue {
    */
   async recordFailures(failures: FailedAttempt[]): Promise<Map<string, number>> {
     if (failures.length === 0) return new Map();
+    // A delivery another worker delivered meanwhile (this one's lease had ended) stays delivered.
     const { rows } = await retryingDeadlocks(() => this.pool.query<{ target_id: string; consecutive_failures: number }>(
       `with input as (
-         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
-                as t (id, attempt, started_at, duration_ms, response_status, response_body, error, retry_at, target_id)
+         select * from unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::text[], $12::text[])
+                as t (id, attempt, started_at, duration_ms, response_status, response_body, error, retry_at, target_id, tenant_id)
        ), attempt as (
          insert into outbound_attempts (delivery_id, attempt, started_at, duration_ms, response_status, response_body, error)
          select id, attempt, started_at, duration_ms, response_status, response_body, error from input on conflict do nothing
+         returning delivery_id, started_at, error
        ), delivery as (
          update outbound_deliveries d set attempts = i.attempt, status = case when i.retry_at is null then 'failed' else 'retrying' end,
                 next_attempt_at = i.retry_at, leased_until = null, last_response_status = i.response_status,
                 last_response_body = i.response_body, last_duration_ms = i.duration_ms, last_error = i.error, updated_at = now()
-           from input i where d.id = any($1::uuid[]) and d.id = i.id
-       )
+           from input i where d.id = any($1::uuid[]) and d.id = i.id and d.status <> 'delivered'
+       ), ${addCounts(
+         '$10',
+         `select i.target_id, i.tenant_id, 0, 0, null::timestamptz, count(*), (array_agg(a.error order by a.started_at desc))[1], max(a.started_at)
+            from attempt a join input i on i.id = a.delivery_id where a.error is not null group by i.target_id, i.tenant_id`,
+       )}
        insert into outbound_targets (feature, target_id, consecutive_failures, failing_since, probe_at)
        select $10, target_id, count(*) filter (where retry_at is null), min(started_at), now() + make_interval(secs => $11 / 1000.0)
          from input group by target_id order by target_id
@@ -374,13 +484,15 @@ export class OutboundQueue {
         textArray(failures.map((f) => f.delivery.targetId)),
         this.feature,
         this.probeIntervalMs,
+        textArray(failures.map((f) => f.delivery.tenantId)),
       ],
     ));
     return new Map(rows.map((row) => [row.target_id, row.consecutive_failures]));
   }
 
   /**
-   * Records delivered attempts in one statement: the deliveries settled, and the attempts of those
+   * Records delivered attempts in one statement: the deliveries settled (one another worker delivered
+   * meanwhile stays as that worker recorded it), and the attempts of those
    * that needed more than one (a first attempt's record is its delivery's row, as with
    * insertDelivered: a held delivery sent after an outage costs no attempt row). A target
    * among them that had failed since its last success has recovered: its consecutive failed
@@ -402,8 +514,12 @@ export class OutboundQueue {
          update outbound_deliveries d set attempts = i.attempt, status = 'delivered', next_attempt_at = null, leased_until = null, body_id = null,
                 last_response_status = i.response_status, last_response_body = i.response_body, last_duration_ms = i.duration_ms,
                 last_error = null, updated_at = now()
-           from input i where d.id = any($1::uuid[]) and d.id = i.id
-       ), ${recovery('$7', '$8')}
+           from input i where d.id = any($1::uuid[]) and d.id = i.id and d.status <> 'delivered'
+          returning d.tenant_id, d.target_id, d.updated_at
+       ), ${addCounts(
+         '$7',
+         `select target_id, tenant_id, 0, count(*), max(updated_at), 0, null::text, null::timestamptz from delivery group by target_id, tenant_id`,
+       )}, ${recovery('$7', '$8')}
        select (select count(*) from made_due)::int as due, array(select distinct body_id from input where body_id is not null) as bodies`,
       [...attemptColumns(attempts), this.feature, [...new Set(attempts.map((a) => a.delivery.targetId))]],
     ));
@@ -443,10 +559,11 @@ export class OutboundQueue {
     await this.pool.query('update outbound_deliveries set leased_until = null where id = $1', [delivery.id]);
   }
 
-  /** The target no longer takes deliveries (deleted, deactivated): the delivery is dropped. */
+  /** The target no longer takes deliveries (deleted, deactivated): the delivery is dropped, unless another worker delivered it meanwhile. */
   async cancel(delivery: ClaimedDelivery, reason: string): Promise<void> {
     await this.pool.query(
-      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, leased_until = null, last_error = $2, updated_at = now() where id = $1`,
+      `update outbound_deliveries set status = 'cancelled', next_attempt_at = null, leased_until = null, last_error = $2, updated_at = now()
+        where id = $1 and status <> 'delivered'`,
       [delivery.id, reason],
     );
   }
@@ -485,36 +602,28 @@ export class OutboundQueue {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** A target's deliveries, newest first. */
+  /** A target's deliveries, newest first; the total is the target's count (outbound_target_counts), not a count of its log. */
   async listForTarget(tenantId: string, targetId: string, page: number, limit: number): Promise<{ items: DeliveryRecord[]; total: number }> {
     const params = [tenantId, this.feature, targetId];
-    const filter = 'tenant_id = $1 and feature = $2 and target_id = $3';
     const [{ rows }, count] = await Promise.all([
       this.pool.query<DeliveryRow>(
-        `select * from outbound_deliveries where ${filter} order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`,
+        `select * from outbound_deliveries where tenant_id = $1 and feature = $2 and target_id = $3
+          order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`,
         params,
       ),
-      this.pool.query<{ total: string }>(`select count(*) as total from outbound_deliveries where ${filter}`, params),
+      this.pool.query<{ deliveries: string }>('select deliveries from outbound_target_counts where target_id = $3 and feature = $2 and tenant_id = $1', params),
     ]);
-    return { items: rows.map(toRecord), total: Number(count.rows[0]?.total ?? 0) };
+    return { items: rows.map(toRecord), total: Number(count.rows[0]?.deliveries ?? 0) };
   }
 
   /**
-   * Per target of the tenant: deliveries made, failed attempts, the last failure's error and the
-   * last delivery's time (log streams show them).
+   * Per target of the tenant with deliveries: deliveries made, failed attempts, the last failure's
+   * error and the last delivery's time (log streams show them), from its counts.
    */
   async targetStats(tenantId: string, targetIds: string[]): Promise<Map<string, TargetStats>> {
     const { rows } = await this.pool.query<{ target_id: string; delivered: string; errors: string; last_error: string | null; last_delivery_at: Date | null }>(
-      `select d.target_id,
-              count(*) filter (where d.status = 'delivered') as delivered,
-              coalesce(sum((select count(*) from outbound_attempts a where a.delivery_id = d.id and a.error is not null)), 0) as errors,
-              (select a.error from outbound_deliveries d2 join outbound_attempts a on a.delivery_id = d2.id
-                where d2.tenant_id = $1 and d2.feature = $2 and d2.target_id = d.target_id and a.error is not null
-                order by a.started_at desc limit 1) as last_error,
-              max(d.updated_at) filter (where d.status = 'delivered') as last_delivery_at
-         from outbound_deliveries d
-        where d.tenant_id = $1 and d.feature = $2 and d.target_id = any($3)
-        group by d.target_id`,
+      `select target_id, delivered, errors, last_error, last_delivery_at from outbound_target_counts
+        where target_id = any($3) and feature = $2 and tenant_id = $1`,
       [tenantId, this.feature, targetIds],
     );
     return new Map(

@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pool } from '../../../src/platform/db/pool.ts';
-import { OutboundQueue, type ClaimedDelivery } from '../../../src/platform/outbound/queue.ts';
+import { MIGRATIONS_DIR } from '../../../src/platform/db/migrate.ts';
+import { withTransaction, type Pool } from '../../../src/platform/db/pool.ts';
+import { CountsAdded, OutboundQueue, type ClaimedDelivery } from '../../../src/platform/outbound/queue.ts';
 import { newId } from '../../../src/platform/ids.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
@@ -52,6 +55,14 @@ describe('outbound delivery queue', () => {
 
   const delivered = { ...failed, ok: true, status: 200, error: null };
   const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
+  /** The consumer's settled rows in a transaction of their own, with their targets' counts; how many were new. */
+  const insertDelivered = (queue: Queue, attempts: ReturnType<typeof deliveredNow>[]) =>
+    withTransaction(db.pool, async (tx) => {
+      const counts = new CountsAdded();
+      const added = await queue.insertDelivered(tx, attempts, counts);
+      await queue.addCounts(tx, counts);
+      return added;
+    });
   /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
   const recordFailure = async (queue: Queue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
     (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
@@ -185,9 +196,9 @@ describe('outbound delivery queue', () => {
     const queue = new Queue(db.pool, 'consumer');
     const now = new Date();
     const [answered, again] = deliveries(2, 'fast').map((delivery) => ({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
-    expect(await queue.insertDelivered(db.pool, [deliveredNow(answered!, now)])).toBe(1);
+    expect(await insertDelivered(queue, [deliveredNow(answered!, now)])).toBe(1);
     // The same event for the same target a second time (a redelivered batch, another instance) stores nothing.
-    expect(await queue.insertDelivered(db.pool, [deliveredNow({ ...answered! }, now)])).toBe(0);
+    expect(await insertDelivered(queue, [deliveredNow({ ...answered! }, now)])).toBe(0);
     expect(await queue.enqueue(db.pool, [answered!], now)).toEqual([]);
     const [entry] = (await queue.listForTarget('acme', 'fast', 1, 10)).items;
     expect(entry).toMatchObject({ id: answered!.id, status: 'delivered', attempt: 1, responseStatus: 200, responseBody: delivered.body, durationMs: 3, nextAttemptAt: null });
@@ -222,7 +233,7 @@ describe('outbound delivery queue', () => {
       ).rows.map((row) => ({ tenantId: row.tenant_id, targetId: row.target_id, eventId: row.event_id, eventType: row.event_type, payload: row.payload }));
     const sorted = <T extends { eventId: string; targetId: string }>(items: T[]) => [...items].sort((a, b) => a.eventId.localeCompare(b.eventId) || a.targetId.localeCompare(b.targetId));
     const [settled, queued] = [batch.slice(0, 3), batch.slice(3)];
-    expect(await queue.insertDelivered(db.pool, settled.map((delivery) => deliveredNow({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }, now)))).toBe(3);
+    expect(await insertDelivered(queue, settled.map((delivery) => deliveredNow({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }, now)))).toBe(3);
     expect(await queue.enqueue(db.pool, queued, now)).toHaveLength(3);
     // A delivered row is never sent again: it keeps no body.
     expect(await stored()).toEqual(sorted([...settled.map((delivery) => ({ ...delivery, payload: null })), ...queued]));
@@ -345,5 +356,118 @@ describe('outbound delivery queue', () => {
     await queue.recordDelivered(released.map((d) => deliveredNow(d, now)));
     await queue.claimDue(new Date(Date.now() + 120_000), 10, 60_000);
     expect(await recoveredAt()).toBeNull();
+  });
+
+  /** What the log's reads answered before the counts (migration 0041), counted over the whole log. */
+  const countedOverLog = async (feature: string, tenantId: string, targetId: string) => {
+    const { rows } = await db.pool.query(
+      `select count(*)::int as total, (count(*) filter (where d.status = 'delivered'))::int as "deliveryCount",
+              coalesce(sum((select count(*) from outbound_attempts a where a.delivery_id = d.id and a.error is not null)), 0)::int as "errorCount",
+              (select a.error from outbound_deliveries d2 join outbound_attempts a on a.delivery_id = d2.id
+                where d2.tenant_id = $1 and d2.feature = $2 and d2.target_id = $3 and a.error is not null order by a.started_at desc limit 1) as "lastError",
+              max(d.updated_at) filter (where d.status = 'delivered') as "lastDeliveryAt"
+         from outbound_deliveries d where d.tenant_id = $1 and d.feature = $2 and d.target_id = $3`,
+      [tenantId, feature, targetId],
+    );
+    const { total, lastDeliveryAt, ...stats } = rows[0];
+    return { total, stats: total === 0 ? undefined : { ...stats, lastDeliveryAt: lastDeliveryAt?.toISOString() ?? null } };
+  };
+  /** The reads' answers (the delivery log's total, the log streams' figures) for one tenant's target. */
+  const counted = async (queue: Queue, tenantId: string, targetId: string) => ({
+    total: (await queue.listForTarget(tenantId, targetId, 1, 1)).total,
+    stats: (await queue.targetStats(tenantId, [targetId])).get(targetId),
+  });
+
+  it("answers a target's counts from its own row, the same as counted over its log after every kind of outcome, per tenant", async () => {
+    const queue = new Queue(db.pool, 'counted');
+    const now = new Date();
+    const later = (ms: number) => new Date(now.getTime() + ms);
+    const targets = [
+      ['acme', 'busy'],
+      ['acme', 'down'],
+      ['other', 'busy'],
+    ] as const;
+    const expectCountsAsLog = async (expected: Record<string, number>) => {
+      for (const [tenantId, targetId] of targets) {
+        const answered = await counted(queue, tenantId, targetId);
+        expect(answered).toEqual(await countedOverLog('counted', tenantId, targetId));
+        expect(answered.total).toBe(expected[`${tenantId}/${targetId}`] ?? 0);
+      }
+      const { rows } = await db.pool.query("select tenant_id, target_id, deliveries::int from outbound_target_counts where feature = 'counted' order by 1, 2");
+      expect(Object.fromEntries(rows.map((row) => [`${row.tenant_id}/${row.target_id}`, row.deliveries]))).toEqual(expected);
+    };
+    const deliveriesOf = (count: number, tenantId: string, targetId: string) => deliveries(count, targetId).map((delivery) => ({ ...delivery, tenantId }));
+
+    // The consumer: delivered rows and queued ones in one transaction, counted in its last statement.
+    const consumed = deliveriesOf(3, 'acme', 'busy').map((delivery) => ({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
+    const tx = await db.pool.connect();
+    try {
+      await tx.query('begin');
+      const counts = new CountsAdded();
+      expect(await queue.insertDelivered(tx, consumed.map((delivery) => deliveredNow(delivery, now)), counts)).toBe(3);
+      expect(await queue.enqueue(tx, deliveriesOf(2, 'acme', 'down'), now, { counts })).toHaveLength(2);
+      await queue.addCounts(tx, counts);
+      await tx.query('commit');
+    } finally {
+      tx.release();
+    }
+    // Seen again (with one new): only the new one counted.
+    const [fresh] = deliveriesOf(1, 'acme', 'busy').map((delivery) => ({ ...delivery, id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
+    expect(await insertDelivered(queue, [...consumed, fresh!].map((delivery) => deliveredNow(delivery, later(500))))).toBe(1);
+    expect(await insertDelivered(queue, consumed.map((delivery) => deliveredNow(delivery, later(600))))).toBe(0);
+    await queue.enqueue(db.pool, deliveriesOf(1, 'other', 'busy'), now);
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
+
+    // Retries, a failed delivery, a delivered retry, a duplicate record of it.
+    const [first, second] = (await queue.claimDue(now, 10, 60_000)).filter((delivery) => delivery.targetId === 'down');
+    await recordFailure(queue, first!, later(1_000), now);
+    await recordFailure(queue, second!, null, later(10));
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
+    const [retry] = await queue.claimDue(later(1_000), 10, 60_000);
+    expect(retry).toMatchObject({ id: first!.id, attempt: 2 });
+    await queue.recordDelivered([deliveredNow(retry!, later(1_000))]);
+    await queue.recordDelivered([deliveredNow(retry!, later(2_000))]);
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
+
+    // A late failure or cancellation of a delivery another worker delivered (its lease had ended) leaves it delivered.
+    expect(await recordFailure(queue, retry!, later(60_000), later(3_000))).toBe(0);
+    await queue.cancel(retry!, 'the target no longer takes deliveries');
+    expect((await queue.get('acme', 'down', retry!.id))?.status).toBe('delivered');
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 2, 'other/busy': 1 });
+
+    // An outage: the circuit open, new deliveries held; a cancellation; a manual retry; the drain.
+    await queue.enqueue(db.pool, deliveriesOf(3, 'acme', 'down'), later(4_000));
+    const [probe] = await queue.claimDue(later(4_000 + PROBE_MS), 10, 60_000);
+    await recordFailure(queue, probe!, later(3_600_000), later(4_000 + PROBE_MS));
+    expect(await queue.retryNow('acme', 'down', second!.id, later(20_000))).toBe(true);
+    const claimed = await queue.claimDue(later(20_000), 10, 60_000);
+    const manual = claimed.find((delivery) => delivery.id === second!.id);
+    expect(manual).toMatchObject({ attempt: 2 });
+    await queue.cancel(manual!, 'the target no longer takes deliveries');
+    expect(await queue.retryNow('acme', 'down', second!.id, later(21_000))).toBe(true);
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 5, 'other/busy': 1 });
+    // The drain: a probe gets through, the circuit closes, the retries and the held deliveries are sent.
+    const probes = claimed.filter((delivery) => delivery !== manual);
+    expect(probes).toHaveLength(1);
+    await queue.recordDelivered(probes.map((delivery) => deliveredNow(delivery, later(21_000))));
+    const drained = await queue.claimDue(later(21_000), 10, 60_000);
+    expect(drained.map((delivery) => delivery.id)).toContain(second!.id);
+    await queue.recordDelivered(drained.map((delivery) => deliveredNow(delivery, later(22_000))));
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 5, 'other/busy': 1 });
+    await queue.enqueue(db.pool, deliveriesOf(1, 'acme', 'down'), later(23_000));
+    expect(await queue.cancelWaiting('down', 'deactivated')).toBe(1);
+    await expectCountsAsLog({ 'acme/busy': 4, 'acme/down': 6, 'other/busy': 1 });
+    expect(await counted(queue, 'other', 'down')).toEqual({ total: 0, stats: undefined });
+  });
+
+  it("migration 0041 counts the deliveries already logged (every test's above) as the log's reads counted them", async () => {
+    const migration = await readFile(join(MIGRATIONS_DIR, '0041_outbound-target-counts.sql'), 'utf8');
+    await db.pool.query('delete from outbound_target_counts');
+    await db.pool.query(migration.slice(migration.indexOf('insert into outbound_target_counts')));
+    const { rows: targets } = await db.pool.query('select distinct feature, tenant_id, target_id from outbound_deliveries');
+    expect(targets.length).toBeGreaterThan(20);
+    for (const { feature, tenant_id: tenantId, target_id: targetId } of targets) {
+      expect(await counted(new Queue(db.pool, feature), tenantId, targetId)).toEqual(await countedOverLog(feature, tenantId, targetId));
+    }
   });
 });
