@@ -47,11 +47,4 @@ describe('nameBasedIds', () => {
     const names = ['a', `${newId()}\n${newId()}`, 'x'.repeat(1_000), 'ü', '', 'é'.repeat(300), 'b'];
     for (const name of [...names, ...names]) expect(ids(name)).toBe(v5(name, namespace));
   });
-
-  it('answers the UUIDv5 for names of every length across SHA-1 block and padding boundaries, ASCII or not', () => {
-    const ids = nameBasedIds(v5.URL);
-    for (let length = 0; length <= 200; length++) {
-      for (const name of ['k'.repeat(length), `${'k'.repeat(Math.max(0, length - 1))}ß`]) expect(ids(name)).toBe(v5(name, v5.URL));
-    }
-  });
 });
