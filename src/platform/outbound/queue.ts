@@ -205,12 +205,6 @@ const addCounts = (feature: string, source: string) => `counted as (
                 last_error_at = greatest(c.last_error_at, excluded.last_error_at)
        )`;
 
-/** `addCounts`' source for new deliveries (no errors yet), from a relation of rows (tenant_id, target_id, status, updated_at). */
-const newRowCounts = (rows: string) =>
-  `select target_id, tenant_id, count(*) as deliveries, count(*) filter (where status = 'delivered') as delivered,
-          max(updated_at) filter (where status = 'delivered') as last_delivery_at, 0, null::text, null::timestamptz
-     from ${rows} group by target_id, tenant_id`;
-
 /**
  * CTEs ending a statement's list, given the parameters holding the feature and the targets delivered
  * to: a target that had failed since its last success goes back to 0 consecutive failed deliveries,
@@ -299,6 +293,10 @@ export class OutboundQueue {
     const leasedUntil = options.leasedUntil ?? null;
     const shared = sharedColumns(deliveries);
     const ids = deliveries.map((d) => ('id' in d ? d.id : this.idOf(d.targetId, d.eventId)));
+    // Without `counts` the new rows are counted in the statement: all pending, none delivered, no error yet.
+    const countedHere = counts
+      ? ''
+      : `, ${addCounts('$1', 'select target_id, tenant_id, count(*), 0, null::timestamptz, 0, null::text, null::timestamptz from inserted group by target_id, tenant_id')}`;
     // Each body once, named by its first delivery's id (the same however often the event is seen),
     // and stored only when a delivery that refers to it is new.
     const { rows } = await tx.query<{ id: string; tenant_id: string; target_id: string }>(
@@ -310,13 +308,13 @@ export class OutboundQueue {
                 as d (id, ${SHARED_COLUMNS}, body_id)
            left join outbound_targets t on t.feature = $1 and t.target_id = d.target_id
          on conflict (id) do nothing
-         returning id, body_id, tenant_id, target_id, status, updated_at
+         returning id, body_id, tenant_id, target_id
        ), bodies as (
          insert into outbound_bodies (id, payload)
          select b.id, b.payload from unnest($12::uuid[], $13::text[]) as b (id, payload)
           where b.id in (select body_id from inserted)
          on conflict (id) do nothing
-       )${counts ? '' : `, ${addCounts('$1', newRowCounts('inserted'))}`}
+       )${countedHere}
        select id${counts ? ', tenant_id, target_id' : ''} from inserted`,
       [
         this.feature,
