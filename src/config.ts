@@ -91,8 +91,8 @@ const configSchema = z
     READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(30_000).default(2000),
     /** Fallback poll interval of event-store subscribers when no notification arrives. */
     SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
-    /** Access-token signature: RS256 (published in the JWKS) or HS256 (a secret; clients use /api/auth/validate). */
-    IAM_JWT_ALG: z.enum(['RS256', 'HS256']).default('RS256'),
+    /** Access-token signature: RS256 or ES256 (published in the JWKS), or HS256 (a secret; clients use /api/auth/validate). */
+    IAM_JWT_ALG: z.enum(['RS256', 'ES256', 'HS256']).default('RS256'),
     /** argon2id cost; the defaults are OWASP's minimum (19 MiB, 2 passes, 1 lane). */
     ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).max(4_194_304).default(19_456),
     ARGON2_ITERATIONS: z.coerce.number().int().min(1).max(100).default(2),

@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
-
-export type JwsAlgorithm = 'RS256' | 'HS256';
+import type { JwsAlgorithm } from '../../platform/crypto/jws-signing.ts';
 
 /** Why a compact JWS was refused; the caller maps every reason to one answer (TOKEN_INVALID). */
 export class JwsRejected extends Error {}
@@ -8,11 +7,20 @@ export class JwsRejected extends Error {}
 const base64urlJson = (part: string): unknown => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Whether `signature` is `alg`'s over `input` with `key`, a key of the kind `alg` needs (no other kind is tried). */
 function signatureMatches(alg: JwsAlgorithm, key: KeyObject, input: string, signature: Buffer): boolean {
-  if (alg === 'RS256') return key.type === 'public' && verify('sha256', Buffer.from(input), key, signature);
-  if (key.type !== 'secret') return false;
-  const expected = createHmac('sha256', key).update(input).digest();
-  return expected.length === signature.length && timingSafeEqual(expected, signature);
+  switch (alg) {
+    case 'RS256':
+      return key.type === 'public' && key.asymmetricKeyType === 'rsa' && verify('sha256', Buffer.from(input), key, signature);
+    case 'ES256':
+      // JWS's r || s form only (64 bytes): a DER signature, which node would accept by default, is refused.
+      return key.type === 'public' && key.asymmetricKeyType === 'ec' && signature.length === 64 && verify('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }, signature);
+    case 'HS256': {
+      if (key.type !== 'secret') return false;
+      const expected = createHmac('sha256', key).update(input).digest();
+      return expected.length === signature.length && timingSafeEqual(expected, signature);
+    }
+  }
 }
 
 /**

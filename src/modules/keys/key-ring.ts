@@ -91,9 +91,13 @@ export class KeyRing {
     return key ? this.importKey(key).verify : null;
   }
 
-  /** The public JWKS: the RS256 public keys (ID tokens', and access tokens' when RS256); an HS256 secret is never published. */
+  /**
+   * The public JWKS: the public keys of every algorithm in use (access tokens' when RS256 or ES256,
+   * ID tokens' RS256), access tokens' first; an HS256 secret is never published.
+   */
   jwks(): { keys: JWK[] } {
-    return { keys: this.published(ID_TOKEN_ALG).map((k) => ({ ...(k.publicJwk as JWK), kid: k.kid, alg: k.alg, use: 'sig' })) };
+    const published = this.algorithms().flatMap((alg) => (alg === 'HS256' ? [] : this.published(alg)));
+    return { keys: published.map((k) => ({ ...(k.publicJwk as JWK), kid: k.kid, alg: k.alg, use: 'sig' })) };
   }
 
   private algorithms(): SigningAlgorithm[] {
@@ -125,12 +129,13 @@ export class KeyRing {
     if (alg === 'HS256') {
       return { kid, alg: 'HS256', publicJwk: null, sealedPrivateKey: this.deps.secretBox.seal(randomBytes(32).toString('base64url')), createdAt };
     }
-    const { publicKey, privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
-    const { kty, n, e } = await exportJWK(publicKey);
+    // RS256: 2048-bit RSA; ES256: the P-256 curve (RFC 7518 section 3.4).
+    const { publicKey, privateKey } = await generateKeyPair(alg, { modulusLength: 2048, extractable: true });
+    const { kty, n, e, crv, x, y } = await exportJWK(publicKey);
     return {
       kid,
-      alg: 'RS256',
-      publicJwk: { kty, n, e },
+      alg,
+      publicJwk: alg === 'ES256' ? { kty, crv, x, y } : { kty, n, e },
       sealedPrivateKey: this.deps.secretBox.seal(JSON.stringify(await exportJWK(privateKey))),
       createdAt,
     };

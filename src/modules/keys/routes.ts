@@ -20,7 +20,7 @@ const discoverySchema = z.looseObject({
   id_token_signing_alg_values_supported: z.array(z.string()),
   scopes_supported: z.array(z.string()),
 });
-/** RFC 7517 public keys (RSA: n and e); other members of a JWK pass through. */
+/** RFC 7517 public keys (RSA: n and e; EC: crv, x and y); other members of a JWK pass through. */
 const jwksSchema = z.object({
   keys: z.array(z.looseObject({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') })),
 });

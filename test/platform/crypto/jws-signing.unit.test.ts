@@ -32,7 +32,7 @@ describe('compact JWS signing', () => {
     ]);
   });
 
-  it('signs header and claims as encoded, with HS256 or RS256', async () => {
+  it('signs header and claims as encoded, with HS256, RS256 or ES256 (r || s, 64 bytes)', async () => {
     const secret = Buffer.alloc(32, 9);
     const hs = await signCompactJws({ alg: 'HS256', kid: 'h', typ: 'JWT' }, claims, createSecretKey(secret));
     const [hsHeader, hsPayload, hsSignature] = hs.split('.') as [string, string, string];
@@ -44,5 +44,13 @@ describe('compact JWS signing', () => {
     const [rsHeader, rsPayload, rsSignature] = rs.split('.') as [string, string, string];
     expect(decoded(rsHeader)).toEqual({ alg: 'RS256', kid: 'r', typ: 'at+jwt' });
     expect(verify('sha256', Buffer.from(`${rsHeader}.${rsPayload}`), publicKey, Buffer.from(rsSignature, 'base64url'))).toBe(true);
+
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const es = await signCompactJws({ alg: 'ES256', kid: 'e', typ: 'at+jwt' }, claims, ec.privateKey);
+    const [esHeader, esPayload, esSignature] = es.split('.') as [string, string, string];
+    expect(decoded(esHeader)).toEqual({ alg: 'ES256', kid: 'e', typ: 'at+jwt' });
+    const signature = Buffer.from(esSignature, 'base64url');
+    expect(signature).toHaveLength(64);
+    expect(verify('sha256', Buffer.from(`${esHeader}.${esPayload}`), { key: ec.publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
   });
 });

@@ -56,3 +56,42 @@ describe('ID tokens under an HS256 configuration', () => {
     expect(after.every((key) => key.alg === 'RS256' && key.kid !== rotated.body.data.kid)).toBe(true);
   });
 });
+
+/**
+ * With IAM_JWT_ALG=ES256 access tokens are ECDSA P-256 signatures that any client can check with the
+ * JWKS, beside the RS256 keys of ID tokens.
+ */
+describe('ID tokens and access tokens under an ES256 configuration', () => {
+  let s: OidcService;
+  const REDIRECT = 'https://portal.example/callback';
+
+  beforeAll(async () => {
+    s = await startOidcService({ IAM_JWT_ALG: 'ES256' });
+  });
+  afterAll(() => s.close());
+
+  it('openid-client verifies the RS256 ID token against a JWKS that also holds the ES256 key, which verifies the access token; refresh keeps ES256', async () => {
+    const app = await s.createApplication({ name: 'portal', type: 'web', redirectUris: [REDIRECT] });
+    const config = await discover(s.issuer, app.clientId, app.clientSecret!, undefined, [client.enableNonRepudiationChecks]);
+    const checks = await freshChecks();
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid email offline_access', state: checks.expectedState, nonce: checks.expectedNonce, code_challenge: checks.codeChallenge, code_challenge_method: 'S256' });
+    const tokens = await client.authorizationCodeGrant(config, new URL((await signIn(url)).headers.get('location')!), checks);
+
+    const accessHeader = headerOf(tokens.access_token);
+    const idHeader = headerOf(tokens.id_token!);
+    expect([accessHeader.alg, idHeader.alg]).toEqual(['ES256', 'RS256']);
+    const jwks = (await (await fetch(`${s.issuer}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string; alg: string }> };
+    expect(jwks.keys.map((key) => [key.kid, key.alg])).toEqual([
+      [accessHeader.kid, 'ES256'],
+      [idHeader.kid, 'RS256'],
+    ]);
+    const keySet = createRemoteJWKSet(new URL(`${s.issuer}/.well-known/jwks.json`));
+    const { payload } = await jwtVerify(tokens.access_token, keySet, { issuer: s.issuer, algorithms: ['ES256'] });
+    expect(payload).toMatchObject({ client_id: app.clientId, sub: tokens.claims()!.sub });
+    expect((await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub)).email).toBe('jo@acme.test');
+
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(headerOf(refreshed.access_token).alg).toBe('ES256');
+    await jwtVerify(refreshed.access_token, keySet, { issuer: s.issuer, algorithms: ['ES256'] });
+  });
+});
