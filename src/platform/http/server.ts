@@ -159,7 +159,16 @@ export async function createHttpServer(options: HttpServerOptions) {
       },
       servers: [{ url: options.issuer }],
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'An access token (RFC 9068 at+jwt) signed RS256 by default, or ES256 or HS256 as the deployment sets IAM_JWT_ALG. ' +
+              'RS256 and ES256 tokens verify offline with /.well-known/jwks.json; any token through /api/auth/validate.',
+          },
+        },
       },
     },
     transform: jsonSchemaTransform,
