@@ -333,23 +333,30 @@ export class OutboundEngine {
     this.troubledTargets.add(targetId);
   }
 
-  /** The sends that settled within the consumer's wait (all of them, if they are quicker). */
+  /**
+   * The sends that settled within the consumer's wait (all of them, if they are quicker): a count of
+   * those still out rather than Promise.all and a race (a promise fewer per delivery), and the
+   * answers that come after the wait left out (they belong to the leased rows' settling).
+   */
   private async answeredWithin(sends: Map<string, Promise<Sent>>): Promise<Map<string, NonNullable<Sent>>> {
     const answers = new Map<string, NonNullable<Sent>>();
     if (sends.size === 0) return answers;
+    let out = sends.size;
+    let over = false;
     let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.consumerWaitMs)));
-    const all = Promise.all(
-      [...sends].map(([id, send]) =>
-        send.then((sent) => {
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.consumerWaitMs);
+      for (const [id, send] of sends) {
+        void send.then((sent) => {
+          if (over) return;
           if (sent) answers.set(id, sent);
-        }),
-      ),
-    );
-    await Promise.race([all, waited]);
+          if (--out === 0) resolve();
+        });
+      }
+    });
+    over = true;
     clearTimeout(timer);
-    // A snapshot: answers arriving from now on belong to the leased rows' settling.
-    return new Map(answers);
+    return answers;
   }
 
   /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */
