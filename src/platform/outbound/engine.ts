@@ -333,30 +333,23 @@ export class OutboundEngine {
     this.troubledTargets.add(targetId);
   }
 
-  /**
-   * The sends that settled within the consumer's wait (all of them, if they are quicker): a count of
-   * those still out rather than Promise.all and a race (a promise fewer per delivery), and the
-   * answers that come after the wait left out (they belong to the leased rows' settling).
-   */
+  /** The sends that settled within the consumer's wait (all of them, if they are quicker). */
   private async answeredWithin(sends: Map<string, Promise<Sent>>): Promise<Map<string, NonNullable<Sent>>> {
     const answers = new Map<string, NonNullable<Sent>>();
     if (sends.size === 0) return answers;
-    let out = sends.size;
-    let over = false;
     let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.consumerWaitMs);
-      for (const [id, send] of sends) {
-        void send.then((sent) => {
-          if (over) return;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.consumerWaitMs)));
+    const all = Promise.all(
+      [...sends].map(([id, send]) =>
+        send.then((sent) => {
           if (sent) answers.set(id, sent);
-          if (--out === 0) resolve();
-        });
-      }
-    });
-    over = true;
+        }),
+      ),
+    );
+    await Promise.race([all, waited]);
     clearTimeout(timer);
-    return answers;
+    // A snapshot: answers arriving from now on belong to the leased rows' settling.
+    return new Map(answers);
   }
 
   /** Deliveries were enqueued outside the consumer (a test event, a manual retry): look now. */

@@ -185,19 +185,24 @@ export class HttpsClient {
     if (this.resolutions.size >= MAX_RESOLUTIONS_KEPT) this.resolutions.clear();
   }
 
-  /**
-   * `signal` interrupts the attempt (shutdown); the timeout applies anyway. Never rejects: a failure
-   * is an attempt's result with its error.
-   */
-  post(request: OutboundRequest, signal?: AbortSignal): Promise<AttemptResult> {
+  /** `signal` interrupts the attempt (shutdown); the timeout applies anyway. */
+  async post(request: OutboundRequest, signal?: AbortSignal): Promise<AttemptResult> {
     const started = performance.now();
-    // Without a wait when the check is recent (the usual case: one receiver, many deliveries).
-    const target = this.recentCheck(request.url);
-    if (target) return this.attempt(started, target, request, signal);
-    return this.checkedRecently(request.url).then(
-      (checked) => this.attempt(started, checked, request, signal),
-      (error: unknown) => attemptResult(started, null, null, errorText(error)),
-    );
+    let target: CheckedTarget;
+    try {
+      // Without an await when the check is recent (the usual case: one receiver, many deliveries).
+      target = this.recentCheck(request.url) ?? (await this.checkedRecently(request.url));
+    } catch (error) {
+      return attemptResult(started, null, null, errorText(error));
+    }
+    try {
+      const { status, body } = await this.send(target, request, signal);
+      if (status >= 200 && status < 300) return attemptResult(started, status, body, null);
+      const redirect = status >= 300 && status < 400;
+      return attemptResult(started, status, body, redirect ? `redirect (${status}) not followed` : `receiver answered ${status}`);
+    } catch (error) {
+      return attemptResult(started, null, null, errorText(error));
+    }
   }
 
   /**
@@ -276,21 +281,14 @@ export class HttpsClient {
   }
 
   /**
-   * One request on the receiver's connections, as one promise that its answer, an error, the timer
-   * or `signal` settles with the attempt's result (thousands a second: no promise per layer). The
-   * answer's first RESPONSE_BODY_LIMIT bytes are kept (a longer answer closes its connection).
+   * One request on the receiver's connections: the answer's first RESPONSE_BODY_LIMIT bytes are
+   * kept (a longer answer closes its connection); the timer and `signal` cut it, queued or sent.
    */
-  private attempt(started: number, target: CheckedTarget, request: OutboundRequest, signal?: AbortSignal): Promise<AttemptResult> {
-    let bytes: string;
-    let connections: ReceiverConnections;
-    try {
-      bytes = requestText(target.url, request);
-      connections = this.connectionsTo(target);
-    } catch (error) {
-      return Promise.resolve(attemptResult(started, null, null, errorText(error)));
-    }
-    return new Promise((resolve) => {
-      const post = new PendingPost(bytes, connections, started, resolve, signal ? this.cutsOf(signal) : null, this.options.timeoutMs);
+  private send(target: CheckedTarget, request: OutboundRequest, signal?: AbortSignal): Promise<{ status: number; body: string }> {
+    const bytes = requestText(target.url, request);
+    const connections = this.connectionsTo(target);
+    return new Promise((resolve, reject) => {
+      const post = new PendingPost(bytes, connections, { resolve, reject }, signal ? this.cutsOf(signal) : null, this.options.timeoutMs);
       if (signal?.aborted) return post.cut(signal.reason as Error);
       connections.send(post);
     });
@@ -310,9 +308,7 @@ class PendingPost implements Exchange {
   constructor(
     readonly bytes: string,
     private readonly connections: ReceiverConnections,
-    /** When the attempt started (performance.now()), for its duration. */
-    private readonly started: number,
-    private readonly resolve: (result: AttemptResult) => void,
+    private readonly outcome: { resolve(answer: { status: number; body: string }): void; reject(error: Error): void },
     private readonly cuts: Set<PendingPost> | null,
     timeoutMs: number,
   ) {
@@ -325,7 +321,8 @@ class PendingPost implements Exchange {
     this.settled = true;
     clearTimeout(this.timer);
     this.cuts?.delete(this);
-    this.resolve(error ? attemptResult(this.started, null, null, errorText(error)) : answerResult(this.started, response!));
+    if (error) this.outcome.reject(error);
+    else this.outcome.resolve({ status: response!.status, body: response!.body });
   }
 
   /** Gives the request up: settled with `reason`, dropped from its connections (closing the one it was written on). */
@@ -358,12 +355,6 @@ function requestText(url: URL, { headers, body }: OutboundRequest): string {
     else head += `${name}: ${value}\r\n`;
   }
   return `${head}host: ${host}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-}
-
-/** The result of an attempt answered with `status`: a 2xx delivered it; a redirect is not followed. */
-function answerResult(started: number, { status, body }: Http1Response): AttemptResult {
-  if (status >= 200 && status < 300) return attemptResult(started, status, body, null);
-  return attemptResult(started, status, body, status >= 300 && status < 400 ? `redirect (${status}) not followed` : `receiver answered ${status}`);
 }
 
 /** An attempt that started at `started` (performance.now()): ok unless `error` is set. */
