@@ -19,6 +19,9 @@
  * disk, this process's resident memory, and how long the service took to answer /health/ready and
  * to read the first page of one subscription's delivery log (what else a long outage may degrade).
  * The run gives up `--give-up` seconds (300) after the last event was appended.
+ * With `--subscriptions 0` nothing is delivered and the figures are per event: what the events
+ * themselves cost (appended, relayed, projected), the part of each delivery's figures that is not
+ * the delivery's.
  * Usage: npm run bench:webhooks [-- --rate 200 --seconds 10 --subscriptions 10 --outage 0 --give-up 300 --probes --cpu-profile DIR]
  */
 import { loadavg } from 'node:os';
@@ -130,17 +133,20 @@ async function main(): Promise<void> {
     console.log(`signatures checked by the receiver (one arrival in 100): ${fmt(report.signatures.valid)} of ${fmt(report.signatures.checked)} valid`);
     console.log(`TLS connections the receiver accepted: ${fmt(report.connections.accepted)} (${fmt(report.connections.resumed)} resumed sessions)`);
     // Costs per delivery that a loaded machine does not skew: each process's CPU, and SQL statements.
-    const delivered = Math.max(1, arrivals.length);
+    // With --subscriptions 0 the unit is the event: what the events cost without any delivery (the
+    // generator's appends, the relay, the bus, the read models), the rest of each delivery's cost.
+    const unit = subscriptions > 0 ? 'delivery' : 'event';
+    const delivered = subscriptions > 0 ? Math.max(1, arrivals.length) : total;
     const perDelivery = (cpuMs: number) => fmt(cpuMs / delivered, 3);
     console.log(
-      `per delivery: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process ` +
+      `per ${unit}: ${perDelivery((cpu.user + cpu.system) / 1000)} ms CPU in the service process ` +
         `(${eventLoopBefore === null || eventLoopAfter === null ? 'unknown' : perDelivery((eventLoopAfter - eventLoopBefore) * 1000)} ms in its event loop), ` +
         `${perDelivery(report.cpuMs)} ms in the receiver process, ${perDelivery(generated.cpuMs)} ms in the event generator, ` +
         `${postgresBefore === null || postgresAfter === null ? 'unknown' : perDelivery((postgresAfter - postgresBefore) * 1000)} ms in PostgreSQL (the generator's appends included); ` +
         `${fmt(statementCount / delivered, 2)} SQL statements; the most frequent:`,
     );
     for (const line of statements.top(delivered)) console.log(line);
-    await printTableWrites(bench.db.pool, writesBefore, delivered);
+    await printTableWrites(bench.db.pool, writesBefore, delivered, unit);
     // Where the time went: from the event to its first send (the consumer's own attempt) or its queue
     // row (relay, bus, fan-out), then to the answer being recorded, for deliveries settled at the first attempt.
     const { rows } = await bench.db.pool.query<{ queued_p50: number; queued_p99: number; sent_p50: number; sent_p99: number; first: string }>(
@@ -152,7 +158,7 @@ async function main(): Promise<void> {
                 where d.feature = 'webhooks' and d.status = 'delivered' and d.attempts = 1) stages`,
     );
     const stages = rows[0]!;
-    console.log(
+    if (Number(stages.first) > 0) console.log(
       `  ${fmt(Number(stages.first))} delivered at the first attempt: event -> sent or queued: p50 ${fmt(stages.queued_p50)} ms, p99 ${fmt(stages.queued_p99)} ms; ` +
         `-> recorded: p50 ${fmt(stages.sent_p50)} ms, p99 ${fmt(stages.sent_p99)} ms`,
     );
@@ -191,7 +197,7 @@ async function tableWrites(pool: Pool): Promise<TableWrites> {
 }
 
 /** Rows written per delivery in each queue table, and WAL bytes per delivery (all of it: the generator's appends and the projections included). */
-async function printTableWrites(pool: Pool, before: TableWrites, delivered: number): Promise<void> {
+async function printTableWrites(pool: Pool, before: TableWrites, delivered: number, unit: string): Promise<void> {
   const after = await tableWrites(pool);
   const per = (n: number) => fmt(n / delivered, 3);
   const lines = QUEUE_TABLES.flatMap((table) => {
@@ -200,7 +206,7 @@ async function printTableWrites(pool: Pool, before: TableWrites, delivered: numb
     if (!a) return [];
     return [`${table} ${per(a.ins - b.ins)} inserted, ${per(a.upd - b.upd)} updated (${per(a.hot - b.hot)} HOT), ${per(a.del - b.del)} deleted`];
   });
-  console.log(`rows per delivery: ${lines.join('; ')}; WAL ${fmt(Number(after.wal - before.wal) / delivered, 0)} bytes per delivery in all`);
+  console.log(`rows per ${unit}: ${lines.join('; ')}; WAL ${fmt(Number(after.wal - before.wal) / delivered, 0)} bytes per ${unit} in all`);
 }
 
 /** --probes: the outbound tables' size, this process's memory, and two of the service's answers timed. */
