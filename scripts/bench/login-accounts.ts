@@ -2,7 +2,7 @@ import type { Pool } from '../../src/platform/db/pool.ts';
 import { pinToCore } from './http-load.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
 import type { countStatements } from './statement-counter.ts';
-import { eventLoopCpu, nodeCpu, postgresCpu, walBytes } from './support.ts';
+import { eventLoopCpu, nodeCpu, postgresCpu, threadCpu, walBytes } from './support.ts';
 
 export type BenchService = Awaited<ReturnType<typeof benchService>>;
 
@@ -36,19 +36,21 @@ export async function serverCpuMeter({ service, store }: BenchService, pool: Poo
   return async <T>(count: number, work: (start: () => void) => Promise<T>) => {
     const wal = await walBytes(pool);
     let postgresBefore = postgres();
-    let [before, loopBefore] = [nodeCpu(), eventLoopCpu()];
+    let [before, loopBefore, threadsBefore] = [nodeCpu(), eventLoopCpu(), threadCpu()];
     statements.reset();
     const start = () => {
       postgresBefore = postgres();
-      [before, loopBefore] = [nodeCpu(), eventLoopCpu()];
+      [before, loopBefore, threadsBefore] = [nodeCpu(), eventLoopCpu(), threadCpu()];
       statements.reset();
     };
     const result = await work(start);
     await service.runner.waitFor(await store.headPosition(), 60_000);
-    const [after, loopAfter, postgresAfter] = [nodeCpu(), eventLoopCpu(), postgres()];
+    const [after, loopAfter, threadsAfter, postgresAfter] = [nodeCpu(), eventLoopCpu(), threadCpu(), postgres()];
     const statementsEach = statements.total() / count;
     const walEach = (await wal()) / count;
     const each = (end: number | null, begin: number | null) => (end === null || begin === null ? Number.NaN : ((end - begin) * 1000) / count);
-    return { result, msEach: each(after, before), loopMsEach: each(loopAfter, loopBefore), postgresMsEach: each(postgresAfter, postgresBefore), statementsEach, walEach };
+    // Per thread (id order), what each used (threads that ended meanwhile are left out).
+    const threads = [...threadsAfter].sort(([a], [b]) => a - b).map(([tid, { name, seconds }]) => ({ tid, name, msEach: each(seconds, threadsBefore.get(tid)?.seconds ?? 0) }));
+    return { result, msEach: each(after, before), loopMsEach: each(loopAfter, loopBefore), threads, postgresMsEach: each(postgresAfter, postgresBefore), statementsEach, walEach };
   };
 }

@@ -100,6 +100,33 @@ export const nodeCpu = (): number => {
   return (user + system) / 1e6;
 };
 
+/**
+ * CPU seconds (user + system) used so far by each thread of this process, by thread id, with its
+ * name (/proc/self/task; Linux, empty elsewhere). Node names libuv's pool threads `libuv-worker`
+ * and every other thread `node`: the main thread's id is the process's, V8's platform workers
+ * (GC helpers, concurrent compilation) come next in id order.
+ */
+export function threadCpu(): Map<number, { name: string; seconds: number }> {
+  const threads = new Map<number, { name: string; seconds: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(') ');
+      const fields = stat.slice(close + 2).split(' ');
+      threads.set(Number(tid), { name: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return threads;
+}
+
 /** CPU seconds (user + system) used so far by this process's main thread, i.e. its event loop (from /proc), or null where there is none. */
 export const eventLoopCpu = (): number | null => cpuSecondsOf(`${process.pid}/task/${process.pid}`);
 
