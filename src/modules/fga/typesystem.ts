@@ -16,6 +16,12 @@ export class RelationDefinition {
   readonly usersetTypes: readonly { type: string; relation: string }[];
   /** Subject kinds allowed by the type restrictions: `user`, `user:*`, `group#member`. */
   private readonly allowedKinds: ReadonlySet<string>;
+  /**
+   * Per `computed from tupleset` node of this relation's rewrite: the relation `computed` of each
+   * type the tupleset may name directly that defines it, in the tupleset's order (a type without it
+   * cannot grant it: OpenFGA skips it too). Filled by the TypeSystem once every relation exists.
+   */
+  readonly tuplesetTargets = new Map<RewriteNode, readonly RelationDefinition[]>();
   /** directSources' answers by subject kind. */
   private readonly sourcesByKind = new Map<string, readonly DirectSource[]>();
 
@@ -26,6 +32,8 @@ export class RelationDefinition {
     readonly directlyRelatedUserTypes: readonly RelationReference[],
     /** Whether some `x from <this relation>` reads this relation's tuples. */
     readonly isTupleset: boolean,
+    /** Its number among the model's relations (0 to TypeSystem.relationCount - 1): a check's memo is indexed by it. */
+    readonly index: number,
   ) {
     const types = directlyRelatedUserTypes;
     this.directTypes = types.filter((ref) => !ref.wildcard && ref.relation === undefined).map((ref) => ref.type);
@@ -71,20 +79,33 @@ export type DirectSource = typeof SUBJECT_ITSELF | typeof TYPED_WILDCARD | { typ
  */
 export class TypeSystem {
   private readonly relationsByType: ReadonlyMap<string, ReadonlyMap<string, RelationDefinition>>;
+  /** How many relations the model defines, every type together (RelationDefinition.index is below it). */
+  readonly relationCount: number;
 
   private constructor(readonly schema: AuthorizationSchema) {
     const tuplesets = collectTuplesets(schema);
     const byType = new Map<string, Map<string, RelationDefinition>>();
+    let count = 0;
     for (const definition of schema.typeDefinitions) {
       const relations = new Map<string, RelationDefinition>();
       for (const [name, rewrite] of Object.entries(definition.relations)) {
         const restrictions = definition.metadata?.relations?.[name]?.directlyRelatedUserTypes ?? [];
         const isTupleset = tuplesets.has(`${definition.type}#${name}`);
-        relations.set(name, new RelationDefinition(definition.type, name, rewrite, restrictions, isTupleset));
+        relations.set(name, new RelationDefinition(definition.type, name, rewrite, restrictions, isTupleset, count++));
       }
       byType.set(definition.type, relations);
     }
     this.relationsByType = byType;
+    this.relationCount = count;
+    for (const relations of byType.values()) for (const definition of relations.values()) this.findTuplesetTargets(definition, definition.rewrite);
+  }
+
+  private findTuplesetTargets(definition: RelationDefinition, rewrite: RewriteNode): void {
+    if (rewrite.type === 'tupleToUserset') {
+      const parentTypes = this.relation(definition.objectType, rewrite.tupleset)?.directTypes ?? [];
+      definition.tuplesetTargets.set(rewrite, parentTypes.flatMap((type) => this.relation(type, rewrite.computedUserset) ?? []));
+    }
+    for (const child of rewriteChildren(rewrite)) this.findTuplesetTargets(definition, child);
   }
 
   /** Validates the schema (DSL_VALIDATION_ERROR on the first problem) and indexes it. */

@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.ts';
 import { notFound, platformError, type ErrorStatuses } from '../errors.ts';
 import { createErrorHandling } from './error-handler.ts';
 import { unstorableInputRefusal } from './input-hygiene.ts';
+import { jsonBodyParser } from './json-body.ts';
 import { answerParserRefusal } from './parser-refusals.ts';
 import { documentRateLimits } from './rate-limit/openapi.ts';
 import type { RouteRule } from './rate-limit/tiers.ts';
@@ -108,6 +109,8 @@ export async function createHttpServer(options: HttpServerOptions) {
   app.server.headersTimeout = Math.min(options.limits.headersTimeoutMs, options.limits.requestTimeoutMs);
   // JSON only (the token endpoint adds forms): a JSON body sent as text/plain is 415, not a string.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app.getDefaultJsonParser('error', 'error')));
   // Shutting down: requests in flight finish, and their connections close after the answer
   // instead of idling until the keep-alive timeout holds the shutdown up.
   let closing = false;

@@ -31,6 +31,8 @@ export interface CheckResult {
 
 // A check without a resolution tree has two answers, made once and frozen: the HTTP route then
 // writes each once (src/platform/http/zod-compilers.ts) instead of checking and writing it per check.
+const DEFAULT_OPTIONS: CheckOptions = Object.freeze({ maxDepth: DEFAULT_MAX_DEPTH });
+
 const ALLOWED: CheckResult = Object.freeze({ allowed: true });
 const DENIED: CheckResult = Object.freeze({ allowed: false });
 
@@ -65,9 +67,10 @@ export class AuthorizationEngine {
   constructor(
     readonly typesystem: TypeSystem,
     private readonly reader: TupleReader,
-    options: Partial<CheckOptions> = {},
+    options?: Partial<CheckOptions>,
   ) {
-    this.options = { maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH };
+    // One engine is made per HTTP check: the defaults are not copied for it.
+    this.options = options?.maxDepth === undefined ? DEFAULT_OPTIONS : { maxDepth: options.maxDepth };
   }
 
   async check(request: CheckRequest): Promise<CheckResult> {

@@ -39,11 +39,12 @@ type SetOperation = Extract<RewriteNode, { type: 'union' | 'intersection' | 'exc
  */
 export class CheckResolver {
   /**
-   * Per object#relation: its answer once known (memo), or ON_PATH while it is being evaluated
-   * (cycle detection). One map for both: a check touches a few relations, and each map costs
-   * allocations on the hot path.
+   * Per object id, a slot per relation of the model (RelationDefinition.index): the answer of
+   * object#relation once known (memo), ON_PATH while it is being evaluated (cycle detection), or
+   * undefined. One small array per object instead of a map per relation: a check touches a few
+   * objects, and every map costs allocations and hashing on the hot path.
    */
-  private readonly seen = new RelationObjectMap<Outcome | typeof ON_PATH>();
+  private readonly seen = new Map<string, (Outcome | typeof ON_PATH | undefined)[]>();
   /** Resolutions on the current path. */
   private pathLength = 0;
 
@@ -56,9 +57,15 @@ export class CheckResolver {
 
   /** `depth` counts dispatches so far; pass a trace to record an explanation. */
   resolve(objectType: string, objectId: string, relation: string, depth: number, trace?: Trace): MaybePromise<Outcome> {
-    const definition = this.typesystem.relation(objectType, relation);
+    return this.resolveDefinition(this.typesystem.relation(objectType, relation), objectId, depth, trace);
+  }
+
+  /** resolve, the relation found already (none: denied). */
+  private resolveDefinition(definition: RelationDefinition | undefined, objectId: string, depth: number, trace: Trace): MaybePromise<Outcome> {
     if (!definition) return Outcome.denied;
-    const seen = this.seen.get(definition, objectId);
+    const { objectType, name: relation } = definition;
+    const slots = this.slotsOf(objectId);
+    const seen = slots[definition.index];
     if (seen !== undefined && seen !== ON_PATH) {
       return noted(trace, definition, objectId, seen, 'evaluated earlier in this check');
     }
@@ -76,34 +83,44 @@ export class CheckResolver {
       return noted(trace, definition, objectId, Outcome.allowed, 'the subject is this userset');
     }
     if (this.pathLength >= MAX_PATH_LENGTH) throw new FgaError('MAX_DEPTH_EXCEEDED', 'resolution nests too deeply for this model');
-    this.seen.set(definition, objectId, ON_PATH);
+    const index = definition.index;
+    slots[index] = ON_PATH;
     this.pathLength += 1;
     // No closures while the reader answers synchronously (this runs a dozen times a check).
     let outcome: MaybePromise<Outcome>;
     try {
       outcome = this.evaluate(definition, definition.rewrite, objectId, depth, trace);
     } catch (error) {
-      this.settle(definition, objectId, Outcome.deniedByCycle);
+      this.settle(slots, index, Outcome.deniedByCycle);
       throw error;
     }
-    if (!isPromise(outcome)) return this.settle(definition, objectId, outcome);
+    if (!isPromise(outcome)) return this.settle(slots, index, outcome);
     return outcome.then(
-      (result) => this.settle(definition, objectId, result),
+      (result) => this.settle(slots, index, result),
       (error: unknown) => {
-        this.settle(definition, objectId, Outcome.deniedByCycle);
+        this.settle(slots, index, Outcome.deniedByCycle);
         throw error;
       },
     );
+  }
+
+  /** The object's memo slots, made when it is first met (slots stay in the map for the whole check). */
+  private slotsOf(objectId: string): (Outcome | typeof ON_PATH | undefined)[] {
+    let slots = this.seen.get(objectId);
+    if (slots === undefined) {
+      slots = new Array<Outcome | typeof ON_PATH | undefined>(this.typesystem.relationCount).fill(undefined);
+      this.seen.set(objectId, slots);
+    }
+    return slots;
   }
 
   /**
    * Leaves the path; remembers the answer unless a cycle cut it (such answers depend on the path)
    * or it failed (settled as a cycle: nothing remembered).
    */
-  private settle(definition: RelationDefinition, objectId: string, outcome: Outcome): Outcome {
+  private settle(slots: (Outcome | typeof ON_PATH | undefined)[], index: number, outcome: Outcome): Outcome {
     this.pathLength -= 1;
-    if (outcome === Outcome.deniedByCycle) this.seen.delete(definition, objectId);
-    else this.seen.set(definition, objectId, outcome);
+    slots[index] = outcome === Outcome.deniedByCycle ? undefined : outcome;
     return outcome;
   }
 
@@ -164,7 +181,7 @@ export class CheckResolver {
         return isPromise(found) ? found.then((stored) => grantedIf(stored, node, tuple)) : grantedIf(found, node, tuple);
       }
       const query = subjectsQuery(definition.objectType, objectId, definition.name, source.type, source.relation);
-      return this.dispatchFound(this.reader.readSubjectIds(query), query, source.relation, depth, node);
+      return this.dispatchFound(this.reader.readSubjectIds(query), query, this.typesystem.relation(source.type, source.relation), depth, node);
     });
     return recordOutcome(node, outcome);
   }
@@ -186,12 +203,11 @@ export class CheckResolver {
     trace: Trace,
   ): MaybePromise<Outcome> {
     const node = trace && openNode(trace, 'tupleToUserset', rewrite.tupleset, `${definition.objectType}:${objectId}`);
-    const parentTypes = this.typesystem.relation(definition.objectType, rewrite.tupleset)?.directTypes ?? [];
-    const outcome = anyOf(parentTypes, (parentType) => {
-      // A parent type without the computed relation cannot grant it (OpenFGA skips it too).
-      if (!this.typesystem.relation(parentType, rewrite.computedUserset)) return Outcome.denied;
-      const query = subjectsQuery(definition.objectType, objectId, rewrite.tupleset, parentType, undefined);
-      return this.dispatchFound(this.reader.readSubjectIds(query), query, rewrite.computedUserset, depth, node);
+    // Only the parent types that define the computed relation (RelationDefinition.tuplesetTargets).
+    const targets = definition.tuplesetTargets.get(rewrite) ?? [];
+    const outcome = anyOf(targets, (target) => {
+      const query = subjectsQuery(definition.objectType, objectId, rewrite.tupleset, target.objectType, undefined);
+      return this.dispatchFound(this.reader.readSubjectIds(query), query, target, depth, node);
     });
     return recordOutcome(node, outcome);
   }
@@ -200,30 +216,30 @@ export class CheckResolver {
   private dispatchFound(
     found: MaybePromise<Iterable<string>>,
     query: SubjectIdsQuery,
-    relation: string,
+    target: RelationDefinition | undefined,
     depth: number,
     node: ResolutionNode | undefined,
   ): MaybePromise<Outcome> {
-    if (isPromise(found)) return found.then((ids) => this.dispatchEach(ids, query, relation, depth, node));
-    return this.dispatchEach(found, query, relation, depth, node);
+    if (isPromise(found)) return found.then((ids) => this.dispatchEach(ids, query, target, depth, node));
+    return this.dispatchEach(found, query, target, depth, node);
   }
 
   /**
-   * Checks `relation` one dispatch deeper on each subject `query` found: a userset's own relation
-   * (`group:eng` -> member), or a tuple-to-userset's computed relation on each parent. Notes on the
-   * trace which tuple led there.
+   * Checks `target` one dispatch deeper on each subject `query` found: a userset's own relation
+   * (`group:eng` -> member), or a tuple-to-userset's computed relation on each parent (none: denied).
+   * Notes on the trace which tuple led there.
    */
   private dispatchEach(
     ids: Iterable<string>,
     query: SubjectIdsQuery,
-    relation: string,
+    target: RelationDefinition | undefined,
     depth: number,
     node: ResolutionNode | undefined,
   ): MaybePromise<Outcome> {
     return anyOf(ids, (id) => {
       // A wildcard names no object to dispatch to (and is invalid as a tupleset or userset subject).
       if (id === WILDCARD_ID) return Outcome.denied;
-      const outcome = this.resolve(query.subjectType, id, relation, depth + 1, node?.children);
+      const outcome = this.resolveDefinition(target, id, depth + 1, node?.children);
       if (!node) return outcome;
       const { objectType, objectId, relation: via, subjectType, subjectRelation } = query;
       const tuple = tupleOf(objectType, objectId, via, subjectType, id, subjectRelation);
@@ -272,26 +288,4 @@ function grantedIf(stored: boolean, node: ResolutionNode | undefined, tuple: Rel
 function grantedBy(node: ResolutionNode | undefined, tuple: RelationTuple): Outcome {
   if (node) node.tupleFound = tupleToString(tuple);
   return Outcome.allowed;
-}
-
-/** Values per (relation, object id), looked up without building a key string. */
-class RelationObjectMap<V> {
-  private readonly byRelation = new Map<RelationDefinition, Map<string, V>>();
-
-  get(definition: RelationDefinition, objectId: string): V | undefined {
-    return this.byRelation.get(definition)?.get(objectId);
-  }
-
-  set(definition: RelationDefinition, objectId: string, value: V): void {
-    let values = this.byRelation.get(definition);
-    if (!values) {
-      values = new Map();
-      this.byRelation.set(definition, values);
-    }
-    values.set(objectId, value);
-  }
-
-  delete(definition: RelationDefinition, objectId: string): void {
-    this.byRelation.get(definition)?.delete(objectId);
-  }
 }

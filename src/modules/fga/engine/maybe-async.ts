@@ -53,16 +53,22 @@ export function fold<T, R, A>(
   return reducer.finish();
 }
 
-function foldArray<T, R, A>(items: readonly T[], evaluate: (item: T) => MaybePromise<R>, reducer: Reducer<R, A>): MaybePromise<A> {
-  for (let index = 0; index < items.length; index += 1) {
+/** `fold` over `items` from index `from` on (the reducer has seen the ones before). */
+export function foldArray<T, R, A>(items: readonly T[], evaluate: (item: T) => MaybePromise<R>, reducer: Reducer<R, A>, from = 0): MaybePromise<A> {
+  for (let index = from; index < items.length; index += 1) {
     const result = attempt(evaluate, items[index]!, reducer);
-    if (isPromise(result)) return foldAsync(result, items.slice(index + 1).values(), evaluate, reducer);
+    if (isPromise(result)) return foldAfter(result, items, index + 1, evaluate, reducer);
     if (result !== FAILED) {
       const answer = reducer.accept(result);
       if (answer !== undefined) return answer;
     }
   }
   return reducer.finish();
+}
+
+/** `fold` going on asynchronously: `pending` is the result of the item before `items[from]`. */
+export function foldAfter<T, R, A>(pending: Promise<R>, items: readonly T[], from: number, evaluate: (item: T) => MaybePromise<R>, reducer: Reducer<R, A>): Promise<A> {
+  return foldAsync(pending, items.slice(from).values(), evaluate, reducer);
 }
 
 const FAILED: unique symbol = Symbol('failed');

@@ -106,7 +106,8 @@ function objectsFamily({ objectType, relation, subjectType, subjectRelation }: N
   return [subjectType, subjectRelation ?? '', objectType, relation];
 }
 
-const NONE: ReadonlySet<string> = new Set();
+/** An array, not an empty Set: the check's unions walk arrays without an iterator or a reducer (outcome.ts anyOf). */
+const NONE: readonly string[] = Object.freeze([]);
 
 /** The inner ids of one outer id in a family (a lone id as a one-element list). */
 function idsOf(family: Family | undefined, outerId: string): Iterable<string> {

@@ -1,5 +1,5 @@
 import type { MaybePromise, Reducer } from './maybe-async.ts';
-import { fold } from './maybe-async.ts';
+import { fold, foldAfter, foldArray, isPromise } from './maybe-async.ts';
 
 /**
  * The answer to one sub-check. As in OpenFGA, a branch cut by cycle detection is a "no" that is
@@ -31,7 +31,10 @@ abstract class OutcomeReducer implements Reducer<Outcome, Outcome> {
 }
 
 class UnionReducer extends OutcomeReducer {
-  private sawCycle = false;
+  /** `sawCycle`: an operand already seen answered deniedByCycle. */
+  constructor(private sawCycle = false) {
+    super();
+  }
 
   accept(outcome: Outcome): Outcome | undefined {
     if (outcome === Outcome.allowed) return outcome;
@@ -81,7 +84,24 @@ class ExclusionReducer extends OutcomeReducer {
  * branch does not hide a grant elsewhere.
  */
 export function anyOf<T>(items: Iterable<T>, evaluate: Evaluate<T>): MaybePromise<Outcome> {
-  return fold(items, evaluate, new UnionReducer());
+  if (!Array.isArray(items)) return fold(items, evaluate, new UnionReducer());
+  // An array (rewrite children, direct sources, a lone id) answered now, the in-memory check's
+  // every union: no reducer until an operand fails or answers later, then the reducer goes on.
+  let sawCycle = false;
+  for (let index = 0; index < items.length; index += 1) {
+    let outcome: MaybePromise<Outcome>;
+    try {
+      outcome = evaluate(items[index] as T);
+    } catch (error) {
+      const reducer = new UnionReducer(sawCycle);
+      reducer.fail(error);
+      return foldArray(items as T[], evaluate, reducer, index + 1);
+    }
+    if (outcome === Outcome.allowed) return outcome;
+    if (outcome === Outcome.deniedByCycle) sawCycle = true;
+    else if (isPromise(outcome)) return foldAfter(outcome, items as T[], index + 1, evaluate, new UnionReducer(sawCycle));
+  }
+  return sawCycle ? Outcome.deniedByCycle : Outcome.denied;
 }
 
 /** Intersection: the first operand that does not allow decides; errors only when every other operand allows. */

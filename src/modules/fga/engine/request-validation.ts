@@ -41,5 +41,5 @@ export function requireSubject(typesystem: TypeSystem, subject: Subject): void {
 
 /** Contextual tuples obey the same rules as written ones. */
 export function requireValidTuples(typesystem: TypeSystem, tuples: readonly RelationTuple[] | undefined): void {
-  for (const tuple of tuples ?? []) validateTuple(typesystem, tuple);
+  if (tuples) for (const tuple of tuples) validateTuple(typesystem, tuple);
 }
