@@ -26,6 +26,7 @@ import { systemContext, type CommandContext } from './platform/commands/context.
 import { DataKeys } from './platform/crypto/data-keys.ts';
 import { ReservationNames } from './platform/commands/reservation-names.ts';
 import { SecretBox } from './platform/crypto/secret-box.ts';
+import { lowerThreadPoolPriority } from './platform/thread-pool-priority.ts';
 import type { Pool } from './platform/db/pool.ts';
 import type { EventStore } from './platform/eventstore/port.ts';
 import { SharedLogReader } from './platform/eventstore/shared-log-reader.ts';
@@ -300,6 +301,10 @@ export async function buildService(infra: Infrastructure) {
     grants,
     logStreams,
     async start(): Promise<void> {
+      if (config.THREAD_POOL_NICE > 0) {
+        // Scheduling only: where /proc or setpriority is unavailable the service runs as before.
+        await lowerThreadPoolPriority(config.THREAD_POOL_NICE).catch((error: unknown) => logger.warn({ err: error }, 'libuv pool threads left at their priority'));
+      }
       await keyRing.start();
       await runner.start();
       await reactions.start();

@@ -97,6 +97,12 @@ const configSchema = z
     ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).max(4_194_304).default(19_456),
     ARGON2_ITERATIONS: z.coerce.number().int().min(1).max(100).default(2),
     ARGON2_PARALLELISM: z.coerce.number().int().min(1).max(64).default(1),
+    /**
+     * The nice value of libuv's pool threads (RS256 signatures, argon2 hashes), set at start on
+     * Linux; the event loop keeps its own, so with every core busy it is never queued behind the
+     * pool (docs/performance.md, client_credentials tokens, session 17). 0 leaves them as they are.
+     */
+    THREAD_POOL_NICE: z.coerce.number().int().min(0).max(19).default(10),
     /** Kafka topic of the relayed event log, created at start when missing. */
     KAFKA_TOPIC: z.string().min(1).default('iam.events'),
     KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),

@@ -8,7 +8,7 @@
  * signature, the grant alone and a bare request, GET /health/live) and RS256 signing strategies.
  * Usage: npm run bench:oauth [-- --tokens 4000 --codes 300 --signs 1000 --profile token.cpuprofile --pool-nice 10]
  * (--profile: a CPU profile of the server's threads' JS, sampled every 200 µs, during the 64-concurrent token run;
- * --pool-nice: the server's libuv pool threads, which sign, at that nice value, the event loop staying at its own.)
+ * --pool-nice: THREAD_POOL_NICE, the nice value of the server's libuv pool threads, which sign; 0: as the event loop.)
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -18,7 +18,6 @@ import { applicationByClientId, cachedApplications, secretMatches } from '../../
 import { cachedSettings, settingsQueries } from '../../src/modules/settings/index.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
 import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
-import { lowerThreadPoolPriority } from './pool-priority.ts';
 import { compareSigners } from './signing-costs.ts';
 import { fmt, numberOption, postgresCpu } from './support.ts';
 
@@ -33,7 +32,7 @@ const REDIRECT = 'https://bench.example/cb';
 type Bench = Awaited<ReturnType<typeof benchService>>;
 
 async function main(): Promise<void> {
-  const bench = await benchService({ ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1' });
+  const bench = await benchService({ ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1', ...(POOL_NICE === null ? {} : { THREAD_POOL_NICE: String(POOL_NICE) }) });
   try {
     await run(bench);
   } finally {
@@ -68,7 +67,7 @@ async function run(bench: Bench): Promise<void> {
   const postgres = await postgresCpu(db.pool);
   const { base, measured } = await socketLoads(service.app, postgres);
   console.log(
-    `oauth benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 4}), ` +
+    `oauth benchmark (node ${process.version}, ${service.keyRing.alg}, ${availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? 4} at nice ${POOL_NICE ?? 'THREAD_POOL_NICE (10 unless set)'}), ` +
       `HTTP/1.1 on ${base}, load generator in its own process, nothing pinned; load average before: ${load()}`,
   );
 
@@ -87,7 +86,6 @@ async function run(bench: Bench): Promise<void> {
   // process's CPU (perf, 8,000 tokens), which a long-running server does not pay per token.
   await tokenLoad(32, 3000);
   await liveLoad(32, 2000);
-  if (POOL_NICE !== null) console.log(`libuv pool threads ${(await lowerThreadPoolPriority(POOL_NICE)).join(', ')} at nice ${POOL_NICE}`);
   for (const concurrency of [8, 32, 64, 128]) {
     const { result, server, gc } = await (PROFILE && concurrency === 64 ? profiled(PROFILE, () => tokenLoad(concurrency)) : tokenLoad(concurrency));
     const serverMs = totalOf(server);

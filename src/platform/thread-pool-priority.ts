@@ -1,6 +1,9 @@
 import { readlink } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 
+/** libuv's pool size: UV_THREADPOOL_SIZE as libuv reads it (default 4, at least 1, at most 1024). */
+const threadPoolSize = (): number => Math.min(1024, Math.max(1, Number.parseInt(process.env.UV_THREADPOOL_SIZE ?? '', 10) || 4));
+
 /**
  * The thread ids of libuv's pool (Linux): an asynchronous readlink runs on a pool thread, and
  * /proc/thread-self names the thread that reads it. Rounds of concurrent readlinks until every
@@ -16,13 +19,14 @@ async function threadPoolIds(size: number): Promise<number[]> {
 }
 
 /**
- * Lowers the scheduling priority of this process's libuv pool threads (where RS256 signatures run)
- * to `niceness`, so that on two busy cores the event loop is not queued behind signatures (a
- * thread's nice value is its own on Linux). Answers the threads changed, or [] off Linux.
+ * Lowers the scheduling priority of this process's libuv pool threads (RS256 signatures, argon2
+ * hashes, file reads) to `niceness`, the event loop staying at its own: when every core is busy,
+ * the loop, which serves every request, is not queued behind the pool's work (a thread's nice
+ * value is its own on Linux). Answers the threads changed, or [] off Linux.
  */
 export async function lowerThreadPoolPriority(niceness: number): Promise<number[]> {
   if (process.platform !== 'linux') return [];
-  const ids = await threadPoolIds(Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+  const ids = await threadPoolIds(threadPoolSize());
   for (const id of ids) setPriority(id, niceness);
   return ids;
 }
