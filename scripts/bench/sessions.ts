@@ -1,14 +1,14 @@
 /**
  * Sessions benchmark: refresh-token grants per second over real sockets (the service listens on
  * 127.0.0.1; the lean load generator, http-load.ts, runs in its own process and chains each
- * connection's rotated refresh token into its next request) at 8, 32 and 64 connections, each with
+ * connection's rotated refresh token into its next request) at 8, 32 and 64 connections (or `--connections`), each with
  * the server's CPU per grant (event loop, other threads: libuv's pool signs, GC; PostgreSQL),
  * counted until the read models have applied what the grants appended, SQL statements and WAL bytes
  * per grant. Then where a grant's CPU goes (the whole request and GET /health/live over sockets,
  * the grant handler and the signature in-process), and GET /api/admin/sessions latency with
  * 100,000 sessions in one tenant.
- * Usage: npm run bench:sessions [-- --sessions 100000 --grants 3000 --alg HS256 --profile DIR]
- * (--alg: IAM_JWT_ALG, RS256 by default; --profile: a CPU profile of the server's event loop during
+ * Usage: npm run bench:sessions [-- --sessions 100000 --grants 3000 --alg HS256 --connections 8,32,64,128 --profile DIR]
+ * (--alg: IAM_JWT_ALG, RS256 by default, or ES256 or HS256; --profile: a CPU profile of the server's event loop during
  * the 32-connection row, 200 µs sampling, written to DIR.)
  */
 import { availableParallelism, loadavg } from 'node:os';
@@ -26,6 +26,8 @@ const USERS = 1000;
 const GRANTS = numberOption('grants', 3000);
 const ALG = process.argv.includes('--alg') ? process.argv[process.argv.indexOf('--alg') + 1]! : 'RS256';
 const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1]! : null;
+/** The rows' concurrent connections, `--connections 8,32,64,128` (a row of 32 is always measured: the statements and the profile are its). */
+const CONNECTIONS = process.argv.includes('--connections') ? process.argv[process.argv.indexOf('--connections') + 1]!.split(',').map(Number) : [8, 32, 64];
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const AGENTS = [
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
@@ -76,7 +78,7 @@ async function run({ inject, store, service, db }: Bench): Promise<void> {
   await grantLoad(32, 2000);
   await liveLoad(2000);
   const statements = countStatements();
-  for (const concurrency of [8, 32, 64]) {
+  for (const concurrency of new Set([...CONNECTIONS, 32].sort((a, b) => a - b))) {
     statements.reset();
     const wal = await walBytes(db.pool);
     const profile = PROFILE && concurrency === 32 ? await cpuProfiler() : null;
@@ -87,7 +89,8 @@ async function run({ inject, store, service, db }: Bench): Promise<void> {
     console.log(`refresh_token grants (${service.keyRing.alg}), ${String(concurrency).padStart(2)} connections: ${fmt(result.perSecond)}/s, p50 ${fmt(result.p50, 2)} ms, p99 ${fmt(result.p99, 2)} ms (load ${load()})`);
     console.log(
       `  server ${serverMs.toFixed(3)} ms of CPU a grant (${describeSplit(server)}); ${fmt(statements.total() / GRANTS, 2)} SQL statements, ${fmt((await wal()) / GRANTS)} WAL bytes a grant; ` +
-        `load generator ${fmt(result.generatorUs)} µs a request; 2 cores bound: ${fmt(2000 / all)}/s (server and PostgreSQL), ${fmt(2000 / (all + result.generatorUs / 1000))}/s with the generator`,
+        `load generator ${fmt(result.generatorUs)} µs a request; 2 cores bound: ${fmt(2000 / all)}/s (server and PostgreSQL), ${fmt(2000 / (all + result.generatorUs / 1000))}/s with the generator; ` +
+        `cores busy ${((result.perSecond * (all + result.generatorUs / 1000)) / 1000).toFixed(2)} of 2`,
     );
     if (concurrency === 32) {
       console.log('  SQL statements per grant at 32 connections (the request appends once; the rest is the log reader, projections, relay and outbound engine):');
