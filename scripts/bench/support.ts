@@ -48,11 +48,21 @@ export const numberOption = (name: string, fallback: number): number => {
   return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
 };
 
+/** A /proc stat line (proc(5)): the command's name, and the fields after it, `state` first. */
+function procStat(path: string): { name: string; fields: string[] } {
+  const stat = readFileSync(`/proc/${path}/stat`, 'utf8');
+  const close = stat.lastIndexOf(') ');
+  return { name: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
+}
+
+/** utime + stime of a stat line's fields, in seconds, with its reaped children's (cutime + cstime) when asked. */
+const cpuSecondsIn = (fields: string[], reaped = false): number =>
+  (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / 100;
+
 /** CPU seconds (user + system; with `reaped`, also of its ended children) of a process (or `pid/task/tid`: a thread) from /proc (Linux), or null where there is none. */
 function cpuSecondsOf(pid: number | string, reaped = false): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12]) + (reaped ? Number(fields[13]) + Number(fields[14]) : 0)) / 100;
+    return cpuSecondsIn(procStat(String(pid)).fields, reaped);
   } catch {
     return null;
   }
@@ -85,7 +95,7 @@ export async function postgresCpu(pool: Pool): Promise<() => number | null> {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === postmaster) total += cpuSecondsOf(Number(entry)) ?? 0;
+        if (Number(procStat(entry).fields[1]) === postmaster) total += cpuSecondsOf(Number(entry)) ?? 0;
       } catch {
         // the process ended meanwhile
       }
@@ -116,10 +126,8 @@ export function threadCpu(): Map<number, { name: string; seconds: number }> {
   }
   for (const tid of tids) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(') ');
-      const fields = stat.slice(close + 2).split(' ');
-      threads.set(Number(tid), { name: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+      const { name, fields } = procStat(`self/task/${tid}`);
+      threads.set(Number(tid), { name, seconds: cpuSecondsIn(fields) });
     } catch {
       // the thread ended meanwhile
     }
