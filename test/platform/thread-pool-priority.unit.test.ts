@@ -16,4 +16,14 @@ describe.skipIf(process.platform !== 'linux')('lowerThreadPoolPriority', () => {
     }
     expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(callerBefore);
   });
+
+  it('never raises a priority: threads already at the value or below it are left as they are', async () => {
+    const caller = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+    const lowered = Math.min(19, caller + 5);
+    const pool = await lowerThreadPoolPriority(lowered);
+    expect(pool).toHaveLength(Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+    expect(await lowerThreadPoolPriority(lowered - 2)).toEqual([]);
+    expect(await lowerThreadPoolPriority(caller - 1)).toEqual([]);
+    for (const id of pool) expect(niceOf(readFileSync(`/proc/self/task/${id}/stat`, 'utf8'))).toBe(lowered);
+  });
 });
