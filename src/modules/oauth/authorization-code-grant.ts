@@ -1,4 +1,4 @@
-import { GRANT_TYPES, type ApplicationDirectory } from '../applications/index.ts';
+import { GRANT_TYPES, tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
 import type { Grant } from '../auth/index.ts';
 import { invalidGrant, parseRefreshToken, type SessionCommands } from '../sessions/index.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
@@ -24,7 +24,9 @@ export interface CodeGrantDeps {
  */
 export function authorizationCodeGrant(deps: CodeGrantDeps): Grant {
   return {
-    tenantNamedBy: (params) => tenantNamedByCode(params.code),
+    // A code names its tenant; a malformed or missing one leaves it to the client_id, so that it is refused as such
+    // (invalid_grant, invalid_request) rather than as a request naming no tenant.
+    tenantNamedBy: (params) => tenantNamedByCode(params.code) ?? tenantNamedByClientId(params.client_id),
     async handle(params, tenant, context) {
       const application = await authenticateClient(deps.applications, tenant, params);
       assertGrantAllowed(application, GRANT_TYPES.authorizationCode);
@@ -53,7 +55,8 @@ export function authorizationCodeGrant(deps: CodeGrantDeps): Grant {
  */
 export function clientAwareRefreshGrant(deps: CodeGrantDeps, base: Grant, bindings = new SessionBindings()): Grant {
   return {
-    tenantNamedBy: base.tenantNamedBy,
+    // As for codes: a refresh token names its tenant, else the client_id does (a malformed token is then invalid_grant).
+    tenantNamedBy: (params) => base.tenantNamedBy(params) ?? tenantNamedByClientId(params.client_id),
     async handle(params, tenant, context) {
       const parsed = params.refresh_token ? parseRefreshToken(params.refresh_token) : null;
       if (!parsed || !params.refresh_token) return base.handle(params, tenant, context);

@@ -108,4 +108,22 @@ describe('authorization endpoint and code exchange refusals', () => {
     // The code never appears in the log in clear.
     expect((await s.t.db.pool.query("select 1 from events where data::text like '%' || $1 || '%'", [code.split('.').at(-1)])).rows).toEqual([]);
   });
+
+  it('a malformed code or refresh token is invalid_grant (not a missing tenant) when the client_id names the tenant; a missing code is invalid_request', async () => {
+    const client_ = { client_id: app.clientId, client_secret: app.clientSecret! };
+    const errorBody = async (response: Response) => [response.status, ((await response.json()) as { error: string }).error];
+    for (const code of ['garbage', `${TENANT}.not-a-code`]) {
+      expect(await errorBody(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43), ...client_ }))).toEqual([400, 'invalid_grant']);
+    }
+    expect(await errorBody(await token({ grant_type: 'refresh_token', refresh_token: 'garbage', ...client_ }))).toEqual([400, 'invalid_grant']);
+    const missing = await token({ grant_type: 'authorization_code', redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43), ...client_ });
+    expect(await missing.json()).toEqual({ error: 'invalid_request', error_description: 'The code parameter is required' });
+    // With client_secret_basic too: the Authorization header's client_id names the tenant.
+    const basic = await fetch(`${s.issuer}/api/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${encodeURIComponent(app.clientId)}:${encodeURIComponent(app.clientSecret!)}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'garbage', redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43) }),
+    });
+    expect(await errorBody(basic)).toEqual([400, 'invalid_grant']);
+  });
 });
