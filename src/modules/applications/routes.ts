@@ -27,8 +27,15 @@ const createBody = z.strictObject({
   redirectUris: settingsFields.redirectUris.default([]),
   postLogoutRedirectUris: settingsFields.postLogoutRedirectUris.default([]),
   allowedOrigins: settingsFields.allowedOrigins.default([]),
-  grantTypes: settingsFields.grantTypes.optional().describe('default: per type (web/spa: authorization_code, refresh_token; native: also device_code; m2m: client_credentials)'),
-  scopes: settingsFields.scopes.default([]),
+  grantTypes: settingsFields.grantTypes
+    .optional()
+    .describe(
+      'grant_type values as sent to the token endpoint: authorization_code, refresh_token, client_credentials, ' +
+        'urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange. Allowed per type: web all but ' +
+        'client_credentials; spa authorization_code, refresh_token; native those and device_code; m2m client_credentials, token-exchange. ' +
+        'Default per type: web/spa authorization_code, refresh_token; native also device_code; m2m client_credentials',
+    ),
+  scopes: settingsFields.scopes.default([]).describe('m2m only: permission names (manage:users ...) and scim; a client_credentials token asks a subset'),
 });
 const updateBody = z.strictObject(settingsFields).partial();
 

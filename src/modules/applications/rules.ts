@@ -10,6 +10,7 @@ export const GRANT_TYPES = {
   tokenExchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
 } as const;
 const G = GRANT_TYPES;
+const KNOWN_GRANTS: readonly string[] = Object.values(GRANT_TYPES);
 
 /** Public clients (no secret; PKCE required). */
 export const isPublicType = (type: ApplicationType): boolean => type === 'spa' || type === 'native';
@@ -62,7 +63,9 @@ export function assertCoherent(type: ApplicationType, settings: ApplicationSetti
   const problems: ErrorDetail[] = [];
   const { allowed } = GRANTS_BY_TYPE[type];
   settings.grantTypes.forEach((grant, i) => {
-    if (!allowed.includes(grant)) problems.push({ path: `grantTypes.${i}`, message: `a ${type} application cannot use ${grant}` });
+    // A short name (device_code for the URN) is unknown, not forbidden: say so, with the spellings that exist.
+    if (!KNOWN_GRANTS.includes(grant)) problems.push({ path: `grantTypes.${i}`, message: `unknown grant type ${grant} (one of ${KNOWN_GRANTS.join(', ')})` });
+    else if (!allowed.includes(grant)) problems.push({ path: `grantTypes.${i}`, message: `a ${type} application cannot use ${grant}` });
   });
   const check = (field: 'redirectUris' | 'postLogoutRedirectUris') =>
     settings[field].forEach((uri, i) => {

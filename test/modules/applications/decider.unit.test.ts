@@ -1,6 +1,7 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applicationDecider } from '../../../src/modules/applications/decider.ts';
 import type { ApplicationEvent } from '../../../src/modules/applications/events.ts';
+import { assertCoherent } from '../../../src/modules/applications/rules.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
 
 const spec = deciderSpec(applicationDecider);
@@ -34,6 +35,28 @@ describe('application decider', () => {
       { type: 'ApplicationCreated', data: { ...ids, type: 'native', ...settings, redirectUris: ['com.example.app:/cb', 'http://127.0.0.1:8123/cb'], secretHash: null } },
     ]);
     spec.given([]).when({ ...create, settings: { ...settings, allowedOrigins: ['https://portal.example/path'] } }).thenThrows('VALIDATION_ERROR');
+  });
+
+  it('tells an unknown grant name (device_code for the URN) from a grant the type may not hold', () => {
+    const detailsOf = (type: 'web' | 'spa', grantTypes: string[]) => {
+      try {
+        assertCoherent(type, { ...settings, grantTypes });
+      } catch (error) {
+        return (error as { details?: unknown }).details;
+      }
+      return null;
+    };
+    expect(detailsOf('web', ['authorization_code', 'device_code'])).toEqual([
+      {
+        path: 'grantTypes.1',
+        message:
+          'unknown grant type device_code (one of authorization_code, refresh_token, client_credentials, ' +
+          'urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange)',
+      },
+    ]);
+    expect(detailsOf('spa', ['urn:ietf:params:oauth:grant-type:device_code'])).toEqual([
+      { path: 'grantTypes.0', message: 'a spa application cannot use urn:ietf:params:oauth:grant-type:device_code' },
+    ]);
   });
 
   it('records only the settings that change, checked against the type', () => {
