@@ -17,6 +17,10 @@ const eventTypes = z
   .array(z.string().refine((type) => KNOWN_TYPES.has(type), 'unknown event type'))
   .min(1)
   .max(WEBHOOK_EVENT_TYPES.length + 1)
+  .describe(
+    `event types (docs/webhooks.md): ${WEBHOOK_EVENT_TYPES.join(', ')}; "*" for every type; role.removed is read as role.unassigned. ` +
+      'user.email_verified, login.mfa_required, login.suspicious and the organization types are accepted but nothing sends them yet',
+  )
   .transform((types) => [...new Set(types.map((type) => WEBHOOK_TYPE_ALIASES[type] ?? type))]);
 
 const fields = {
@@ -38,7 +42,7 @@ const webhookSchema = z.object({
   name: z.string(),
   url: z.string(),
   events: z.array(z.string()),
-  signingSecret: z.string().describe('masked (whsec_****abcd), except in the create answer'),
+  signingSecret: z.string().describe('masked as whsec_...abcd (its last four characters), except in the create answer'),
   isActive: z.boolean().describe('false once 10 consecutive deliveries failed (each after its last retry; a delivered one resets the count), or when set so'),
   createdAt: z.string(),
   updatedAt: z.string(),
