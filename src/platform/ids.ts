@@ -61,17 +61,23 @@ export function isUuid(id: string): boolean {
   return UUID.test(id);
 }
 
+/** The UUID variant's hex digit (10xx) for each hex digit of a digest. */
+const VARIANT_DIGIT: Record<string, string> = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [i.toString(16), (0x8 | (i & 0x3)).toString(16)]));
+
 /**
  * Name-based identifiers (UUIDv5, RFC 9562: SHA-1 of the namespace's bytes and the name) in one
  * namespace: the same for the same namespace and name wherever they are computed. The namespace's
- * bytes are decoded once and the name is written after them into a buffer kept for the next call,
- * hashed by node's one-shot `hash` (about 2.4 µs a call, against 5 µs with a Hash object and the
- * namespace decoded per call, and 8 µs for uuid's v5(), which builds its bytes in JS): a webhook
- * delivery's id is computed once per delivery, at thousands a second.
+ * bytes are decoded once and the name is written after them into a buffer kept for the next call
+ * (with its view, while names keep their length), hashed by node's one-shot `hash` straight to hex,
+ * the version and variant set in the text: about 1.5 µs a call, against 3 to 4.5 with a Buffer
+ * digest formatted afterwards, 5 µs with a Hash object and the namespace decoded per call, and 8 µs
+ * for uuid's v5(), which builds its bytes in JS. A webhook delivery's id is computed once per
+ * delivery, at thousands a second.
  */
 export function nameBasedIds(namespace: string): (name: string) => string {
   let scratch = Buffer.alloc(256);
   Buffer.from(namespace.replaceAll('-', ''), 'hex').copy(scratch);
+  let hashed = scratch.subarray(0, 16);
   return (name) => {
     const length = Buffer.byteLength(name, 'utf8');
     if (16 + length > scratch.length) {
@@ -79,12 +85,11 @@ export function nameBasedIds(namespace: string): (name: string) => string {
       scratch.copy(larger, 0, 0, 16);
       scratch = larger;
     }
+    if (hashed.length !== 16 + length || hashed.buffer !== scratch.buffer) hashed = scratch.subarray(0, 16 + length);
     scratch.write(name, 16, 'utf8');
-    const digest = hash('sha1', scratch.subarray(0, 16 + length), 'buffer');
-    digest[6] = (digest[6]! & 0x0f) | 0x50;
-    digest[8] = (digest[8]! & 0x3f) | 0x80;
-    const hex = digest.toString('hex', 0, 16);
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const hex = hash('sha1', hashed, 'hex');
+    // Version 5 in the 13th digit, the variant's two bits in the 17th.
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${VARIANT_DIGIT[hex[16]!]}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
   };
 }
 

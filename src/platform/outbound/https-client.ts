@@ -306,7 +306,7 @@ class PendingPost implements Exchange {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    readonly bytes: string,
+    public bytes: string,
     private readonly connections: ReceiverConnections,
     private readonly outcome: { resolve(answer: { status: number; body: string }): void; reject(error: Error): void },
     private readonly cuts: Set<PendingPost> | null,
@@ -341,6 +341,13 @@ function timedOut(post: PendingPost, timeoutMs: number): void {
 const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const UNSAFE_VALUE = /[\r\n\0]/;
+/**
+ * Header names found sendable as given (a token, not framing, not host), checked once each rather
+ * than at every request: a channel sends the same few names with every delivery. Bounded, as names
+ * come from callers.
+ */
+const SENDABLE_NAMES = new Set<string>();
+const SENDABLE_NAMES_KEPT = 1_000;
 
 /** The whole HTTP/1.1 request as one string; throws on a header that could not be sent as given. */
 function requestText(url: URL, { headers, body }: OutboundRequest): string {
@@ -348,11 +355,19 @@ function requestText(url: URL, { headers, body }: OutboundRequest): string {
   let host = url.host;
   for (const name in headers) {
     const value = headers[name]!;
-    const lower = name.toLowerCase();
-    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value)) throw new Error(`header ${JSON.stringify(name)} cannot be sent`);
-    if (FRAMING_HEADERS.has(lower)) throw new Error(`header ${name} is set by the client`);
-    if (lower === 'host') host = value;
-    else head += `${name}: ${value}\r\n`;
+    if (UNSAFE_VALUE.test(value)) throw new Error(`header ${JSON.stringify(name)} cannot be sent`);
+    if (!SENDABLE_NAMES.has(name)) {
+      const lower = name.toLowerCase();
+      if (!TOKEN.test(name)) throw new Error(`header ${JSON.stringify(name)} cannot be sent`);
+      if (FRAMING_HEADERS.has(lower)) throw new Error(`header ${name} is set by the client`);
+      if (lower === 'host') {
+        host = value;
+        continue;
+      }
+      if (SENDABLE_NAMES.size >= SENDABLE_NAMES_KEPT) SENDABLE_NAMES.clear();
+      SENDABLE_NAMES.add(name);
+    }
+    head += `${name}: ${value}\r\n`;
   }
   return `${head}host: ${host}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }

@@ -32,7 +32,10 @@ export interface ReceiverConnectionsOptions {
 
 /** A request waiting for its answer: `settle` is called once, with the answer or the error that ended it. */
 export interface Exchange {
-  /** The whole request: head and body. */
+  /**
+   * The whole request, head and body, until it is written: the connection then drops it ('') so
+   * that it is not kept while the answer is awaited (thousands in flight, each about as large as its body).
+   */
   bytes: string;
   settle(error: Error | null, response?: Http1Response): void;
   /** Set once the request was written (an exchange still waiting in the queue is cancelled without a trace). */
@@ -101,7 +104,9 @@ class ReceiverConnection {
     this.clearIdle();
     exchange.connection = this;
     this.waiting.push(exchange);
-    if (this.unwritten.push(exchange.bytes) === 1) process.nextTick(flush, this);
+    const queued = this.unwritten.push(exchange.bytes);
+    exchange.bytes = '';
+    if (queued === 1) process.nextTick(flush, this);
   }
 
   /** Writes the requests given since the last flush (none if the connection closed meanwhile). */
