@@ -76,6 +76,15 @@ describe('hostile input', () => {
     expect(response.body).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: expect.any(Array) } });
   });
 
+  it('an empty body declared JSON is no body on a route that takes none, and still refused where a body is required', async () => {
+    const deleted = await send('DELETE', '/api/webhooks/00000000-0000-7000-8000-000000000000', '');
+    expect(deleted.status).toBe(404);
+    expect(deleted.body.error.code).toBe('NOT_FOUND');
+    const created = await send('POST', '/api/users', '');
+    expect(created.status).toBe(400);
+    expect(created.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Empty JSON body' });
+  });
+
   it('a JSON body sent as text/plain is 415, and the service still reads and writes afterwards', async () => {
     const response = await send('POST', '/api/users', '{"email":"plain@p.test"}', { 'content-type': 'text/plain' });
     expect(response.status).toBe(415);

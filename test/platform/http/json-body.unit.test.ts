@@ -4,12 +4,14 @@ import { jsonBodyParser } from '../../../src/platform/http/json-body.ts';
 
 const fastifyParser = Fastify().getDefaultJsonParser('error', 'error');
 const parser = jsonBodyParser(fastifyParser);
-const request = {} as FastifyRequest;
+/** A request to a route that takes a body, and one to a route that takes none. */
+const request = { routeOptions: { schema: { body: {} } } } as unknown as FastifyRequest;
+const bodylessRequest = { routeOptions: { schema: {} } } as unknown as FastifyRequest;
 
 /** What a parser answers: the value (with whether it is a plain object), or the error's code. */
-function outcome(parse: typeof parser, body: string) {
+function outcome(parse: typeof parser, body: string, to = request) {
   let answer: unknown;
-  parse(request, body, (error, value) => {
+  parse(to, body, (error, value) => {
     answer = error ? { error: (error as { code?: string }).code ?? error.message } : { value, plainObject: Object.getPrototypeOf(value ?? 0) === Object.prototype };
   });
   return answer;
@@ -46,5 +48,11 @@ describe('jsonBodyParser', () => {
     expect(outcome(parser, '{"\\u005f_proto__":{}}')).toEqual({ error: 'FST_ERR_CTP_INVALID_JSON_BODY' });
     expect(outcome(parser, '{"a":')).toEqual({ error: 'FST_ERR_CTP_INVALID_JSON_BODY' });
     expect(outcome(parser, '')).toEqual({ error: 'FST_ERR_CTP_EMPTY_JSON_BODY' });
+  });
+
+  it('takes an empty body as no body on a route that takes none, and only an empty one', () => {
+    expect(outcome(parser, '', bodylessRequest)).toEqual({ value: undefined, plainObject: false });
+    expect(outcome(parser, '{"a":', bodylessRequest)).toEqual({ error: 'FST_ERR_CTP_INVALID_JSON_BODY' });
+    expect(outcome(parser, '{}', bodylessRequest)).toEqual({ value: {}, plainObject: true });
   });
 });
