@@ -4,7 +4,7 @@
  * connection's rotated refresh token into its next request) at 8, 32 and 64 connections (or `--connections`), each with
  * the server's CPU per grant (event loop, other threads: libuv's pool signs, GC; PostgreSQL),
  * counted until the read models have applied what the grants appended, SQL statements and WAL bytes
- * per grant. Then where a grant's CPU goes (the whole request and GET /health/live over sockets,
+ * per grant, and the event loop's busy share over the row. Then where a grant's CPU goes (the whole request and GET /health/live over sockets,
  * the grant handler and the signature in-process), and GET /api/admin/sessions latency with
  * 100,000 sessions in one tenant.
  * Usage: npm run bench:sessions [-- --sessions 100000 --grants 3000 --alg HS256 --connections 8,32,64,128 --profile DIR]
@@ -82,7 +82,9 @@ async function run({ inject, store, service, db }: Bench): Promise<void> {
     statements.reset();
     const wal = await walBytes(db.pool);
     const profile = PROFILE && concurrency === 32 ? await cpuProfiler() : null;
+    const loopBusy = performance.eventLoopUtilization();
     const { result, server } = await grantLoad(concurrency);
+    const loopShare = performance.eventLoopUtilization(loopBusy).utilization;
     if (profile) console.log(`  CPU profile of the 32-connection row: ${await profile.stop(PROFILE!, `refresh-${ALG}-32`)}`);
     const serverMs = server.eventLoop + server.otherThreads;
     const all = totalOf(server);
@@ -90,7 +92,7 @@ async function run({ inject, store, service, db }: Bench): Promise<void> {
     console.log(
       `  server ${serverMs.toFixed(3)} ms of CPU a grant (${describeSplit(server)}); ${fmt(statements.total() / GRANTS, 2)} SQL statements, ${fmt((await wal()) / GRANTS)} WAL bytes a grant; ` +
         `load generator ${fmt(result.generatorUs)} µs a request; 2 cores bound: ${fmt(2000 / all)}/s (server and PostgreSQL), ${fmt(2000 / (all + result.generatorUs / 1000))}/s with the generator; ` +
-        `cores busy ${((result.perSecond * (all + result.generatorUs / 1000)) / 1000).toFixed(2)} of 2`,
+        `cores busy ${((result.perSecond * (all + result.generatorUs / 1000)) / 1000).toFixed(2)} of 2; event loop busy ${loopShare.toFixed(2)} of its time (preempted time included)`,
     );
     if (concurrency === 32) {
       console.log('  SQL statements per grant at 32 connections (the request appends once; the rest is the log reader, projections, relay and outbound engine):');
