@@ -156,7 +156,7 @@ describe('shared log reader', () => {
   });
 
   it('with a read interval, reads the log at most that often once caught up: appends made meanwhile come as one batch', async () => {
-    const paced = new SharedLogReader(new PostgresEventStore(db.pool, { pollIntervalMs: 50 }), { readIntervalMs: 400 });
+    const paced = new SharedLogReader(new PostgresEventStore(db.pool, { pollIntervalMs: 50 }), { readIntervalMs: 1000 });
     const batches: RecordedEvent[][] = [];
     const following = paced.subscribeToAll({ after: await paced.headPosition(), onEvents: async (events) => void batches.push(events) });
     try {
