@@ -72,7 +72,7 @@ export async function buildService(infra: Infrastructure) {
   const secretBox = new SecretBox(infra.masterKey);
   const dataKeys = new DataKeys(pool, secretBox);
   // One reader of the log serves every subscriber below (projections, reactions, relay, FGA index).
-  const store = reportingAppends(new SharedLogReader(cataloguedStore(infra.store, dataKeys)));
+  const store = reportingAppends(new SharedLogReader(cataloguedStore(infra.store, dataKeys), { readIntervalMs: config.SUBSCRIPTION_READ_INTERVAL_MS }));
   const platformTenant = config.IAM_BOOTSTRAP_TENANT;
   const metrics = createMetrics();
   const runner = new ProjectionRunner(allProjections, store, pool, logger);

@@ -91,6 +91,8 @@ const configSchema = z
     READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(30_000).default(2000),
     /** Fallback poll interval of event-store subscribers when no notification arrives. */
     SUBSCRIPTION_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+    /** The shared log reader's reads come at most this often once caught up: what is appended meanwhile is one batch for every follower. */
+    SUBSCRIPTION_READ_INTERVAL_MS: z.coerce.number().int().min(0).max(1000).default(20),
     /** Access-token signature: RS256 or ES256 (published in the JWKS), or HS256 (a secret; clients use /api/auth/validate). */
     IAM_JWT_ALG: z.enum(['RS256', 'ES256', 'HS256']).default('RS256'),
     /** argon2id cost; the defaults are OWASP's minimum (19 MiB, 2 passes, 1 lane). */

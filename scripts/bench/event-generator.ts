@@ -20,6 +20,8 @@ export interface GeneratorPlan {
   databaseUrl: string;
   rate: number;
   total: number;
+  /** Events appended together, in one transaction (one append of `burst` streams); 0: one append each, `rate`/50 at a time. */
+  burst?: number;
 }
 
 export interface GeneratorResult {
@@ -39,7 +41,7 @@ export function generateEvents(plan: GeneratorPlan): Promise<GeneratorResult> {
   });
 }
 
-async function run({ databaseUrl, rate, total }: GeneratorPlan): Promise<GeneratorResult> {
+async function run({ databaseUrl, rate, total, burst = 0 }: GeneratorPlan): Promise<GeneratorResult> {
   const pool = createPool(databaseUrl, 20);
   const store = new PostgresEventStore(pool, { pollIntervalMs: 200 });
   const context = systemContext('platform');
@@ -47,10 +49,14 @@ async function run({ databaseUrl, rate, total }: GeneratorPlan): Promise<Generat
   const perTick = Math.max(1, Math.round((rate * TICK_MS) / 1000));
   const started = performance.now();
   const appends: Promise<unknown>[] = [];
+  const loginFailed = () => toNewEvents([{ type: 'LoginFailed', data: { userId: null, reason: 'bad_password' } }], context, systemClock);
   for (let appended = 0; appended < total; ) {
-    for (let i = 0; i < perTick && appended < total; i++, appended++) {
-      const events = toNewEvents([{ type: 'LoginFailed', data: { userId: null, reason: 'bad_password' } }], context, systemClock);
-      appends.push(store.append(`loginattempt-platform.${newId()}`, events));
+    if (burst > 0) {
+      const streams = Math.min(burst, total - appended);
+      appends.push(store.appendMulti(Array.from({ length: streams }, () => ({ streamId: `loginattempt-platform.${newId()}`, events: loginFailed(), expectedRevision: 'any' as const }))));
+      appended += streams;
+    } else {
+      for (let i = 0; i < perTick && appended < total; i++, appended++) appends.push(store.append(`loginattempt-platform.${newId()}`, loginFailed()));
     }
     const due = started + (appended / rate) * 1000;
     await sleep(Math.max(0, due - performance.now()));

@@ -39,6 +39,8 @@ const rate = option('rate', 200);
 const seconds = option('seconds', 10);
 const subscriptions = option('subscriptions', 10);
 const outageSeconds = option('outage', 0);
+/** Events appended together in one transaction, `rate / burst` times a second (0: one append each, 50 ticks a second). */
+const burst = option('burst', 0);
 /** How long the run waits, after the last event was appended, for the deliveries (and the drain) before it gives up. */
 const giveUpSeconds = option('give-up', 300);
 const probes = process.argv.includes('--probes');
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
     const appendingSeconds = outageSeconds + seconds;
     console.log(
       `webhooks benchmark (node ${process.version}): ${rate} events/s for ${appendingSeconds} s, each to ${subscriptions} subscriptions` +
+        (burst > 0 ? `, appended ${burst} at a time (one transaction)` : '') +
         (outageSeconds > 0 ? `; the receiver is down for the first ${outageSeconds} s` : ''),
     );
     console.log(`load average at start: ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
@@ -97,7 +100,7 @@ async function main(): Promise<void> {
     const total = rate * appendingSeconds;
     const started = performance.now();
     // Events come from a process of their own, as from another instance: this process's CPU is the service's.
-    const generated = await generateEvents({ databaseUrl: bench.db.url, rate, total });
+    const generated = await generateEvents({ databaseUrl: bench.db.url, rate, total, burst });
     const appendSeconds = generated.seconds;
     const expected = total * subscriptions;
     const giveUpAt = started + (appendingSeconds + giveUpSeconds) * 1000;

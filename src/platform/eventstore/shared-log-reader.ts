@@ -6,9 +6,14 @@ export interface SharedLogReaderOptions {
   tailBatch: number;
   /** A follower with more than this queued is left behind: it reads history on its own until it rejoins. */
   queueLimit: number;
+  /**
+   * After a batch that reached the end of the log, the tail reads again no sooner than this many ms
+   * after that batch: events appended meanwhile wait and come as one batch (0: read at once).
+   */
+  readIntervalMs: number;
 }
 
-const DEFAULTS: SharedLogReaderOptions = { tailBatch: 1000, queueLimit: 8000 };
+const DEFAULTS: SharedLogReaderOptions = { tailBatch: 1000, queueLimit: 8000, readIntervalMs: 0 };
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5000;
 
@@ -152,13 +157,20 @@ class LogTail {
     });
   }
 
-  /** Queues the batch to every joined follower, then waits until one of them wants more. */
+  /**
+   * Queues the batch to every joined follower, then waits until one of them wants more; after a batch
+   * shorter than a page (the log's end), also until `readIntervalMs` has passed since it came.
+   */
   private async dispatch(events: RecordedEvent[]): Promise<void> {
+    const came = performance.now();
     this.position = lastOf(events);
     for (const follower of [...this.joined]) follower.offer(events);
     while (!this.closed && !this.wanted()) {
       await Promise.race([new Promise<void>((resolve) => (this.wakeOnDemand = resolve)), this.closing]);
     }
+    const { readIntervalMs, tailBatch } = this.limits;
+    const left = came + readIntervalMs - performance.now();
+    if (events.length < tailBatch && left > 0 && !this.closed) await pause(left, this.closing);
   }
 
   private wanted(): boolean {

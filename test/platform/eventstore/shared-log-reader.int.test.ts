@@ -154,4 +154,25 @@ describe('shared log reader', () => {
       await leading.close();
     }
   });
+
+  it('with a read interval, reads the log at most that often once caught up: appends made meanwhile come as one batch', async () => {
+    const paced = new SharedLogReader(new PostgresEventStore(db.pool, { pollIntervalMs: 50 }), { readIntervalMs: 1000 });
+    const batches: RecordedEvent[][] = [];
+    const following = paced.subscribeToAll({ after: await paced.headPosition(), onEvents: async (events) => void batches.push(events) });
+    try {
+      const streamId = `paced-acme.${newId()}`;
+      // The first event may come through history (the tail starting after it); once it is in, the tail reads the next.
+      await paced.append(streamId, [testEvent('Paced', { i: 0 })], 'no_stream');
+      await expect.poll(() => batches.length, { timeout: 10_000, interval: 10 }).toBe(1);
+      await paced.append(streamId, [testEvent('Paced', { i: 1 })], 'stream_exists');
+      await expect.poll(() => batches.length, { timeout: 10_000, interval: 10 }).toBe(2);
+      // Each append alone, and each visible before the next: read at once, they would come one a batch.
+      for (let i = 2; i <= 5; i += 1) await paced.append(streamId, [testEvent('Paced', { i })], 'stream_exists');
+      await expect.poll(() => batches.flat().length, { timeout: 10_000, interval: 10 }).toBe(6);
+      expect(batches.map((batch) => batch.length)).toEqual([1, 1, 4]);
+    } finally {
+      await following.close();
+      await paced.close();
+    }
+  });
 });
