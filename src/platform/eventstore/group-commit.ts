@@ -1,12 +1,19 @@
 /**
  * Folds concurrent requests into groups written by one call (one transaction, one WAL flush).
- * A request never waits for company: while fewer than `maxInFlight` groups are being written it
- * goes out at once; requests arriving meanwhile queue and leave together as the next group, so the
- * group size follows the load. Each request settles on its own (its slot in the group's answer).
+ * A request waits for company only until the end of the event loop's turn (setImmediate): the
+ * requests submitted in one turn (the HTTP requests read in one poll, say) leave together; then,
+ * while fewer than `maxInFlight` groups are being written, the queue goes out at once, and requests
+ * arriving meanwhile queue and leave together as the next group, so the group size follows the
+ * load. Each request settles on its own (its slot in the group's answer).
  */
 export class GroupCommitter<Request, Result> {
   private queue: { request: Request; weight: number; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = [];
   private inFlight = 0;
+  private pumpScheduled = false;
+  private readonly scheduledPump = () => {
+    this.pumpScheduled = false;
+    this.pump();
+  };
 
   constructor(
     private readonly options: {
@@ -22,7 +29,10 @@ export class GroupCommitter<Request, Result> {
   submit(request: Request): Promise<Result> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, weight: this.options.weigh(request), resolve, reject });
-      this.pump();
+      if (!this.pumpScheduled) {
+        this.pumpScheduled = true;
+        setImmediate(this.scheduledPump);
+      }
     });
   }
 
