@@ -19,12 +19,12 @@ import { cachedSettings, settingsQueries } from '../../src/modules/settings/inde
 import { BENCH_ADMIN, benchService } from './service.ts';
 import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
 import { compareSigners } from './signing-costs.ts';
-import { fmt, numberOption, postgresCpu } from './support.ts';
+import { fmt, numberOption, postgresCpu, textOption } from './support.ts';
 
 const TOKENS = numberOption('tokens', 4000);
 const CODES = numberOption('codes', 300);
 const SIGNS = numberOption('signs', 1000);
-const PROFILE = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1]! : null;
+const PROFILE = textOption('profile');
 const POOL_NICE = process.argv.includes('--pool-nice') ? numberOption('pool-nice', 0) : null;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const REDIRECT = 'https://bench.example/cb';

@@ -48,6 +48,12 @@ export const numberOption = (name: string, fallback: number): number => {
   return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
 };
 
+/** `--name <text>` from the command line, or null. */
+export const textOption = (name: string): string | null => {
+  const flag = process.argv.indexOf(`--${name}`);
+  return flag > 0 ? (process.argv[flag + 1] ?? null) : null;
+};
+
 /** A /proc stat line (proc(5)): the command's name, and the fields after it, `state` first. */
 function procStat(path: string): { name: string; fields: string[] } {
   const stat = readFileSync(`/proc/${path}/stat`, 'utf8');

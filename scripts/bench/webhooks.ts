@@ -33,7 +33,7 @@ import { generateEvents } from './event-generator.ts';
 import { countStatements } from './statement-counter.ts';
 import { startReceiverProcess, type ReceiverProcess } from './webhook-receiver.ts';
 import { cpuProfiler } from './cpu-profile.ts';
-import { eventLoopCpu, fmt, numberOption as option, percentile, postgresCpu } from './support.ts';
+import { eventLoopCpu, fmt, numberOption as option, percentile, postgresCpu, textOption } from './support.ts';
 
 const rate = option('rate', 200);
 const seconds = option('seconds', 10);
@@ -44,7 +44,7 @@ const burst = option('burst', 0);
 /** How long the run waits, after the last event was appended, for the deliveries (and the drain) before it gives up. */
 const giveUpSeconds = option('give-up', 300);
 const probes = process.argv.includes('--probes');
-const profileDir = process.argv.includes('--cpu-profile') ? process.argv[process.argv.indexOf('--cpu-profile') + 1] : undefined;
+const profileDir = textOption('cpu-profile');
 /**
  * How often the outage run counts the waiting deliveries (its peak and its report): a count reads
  * every waiting row's index entry and most of their heap pages (hundreds of thousands after an
