@@ -14,13 +14,10 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { cpuProfiler } from './cpu-profile.ts';
 import { activateDriveModel, aliceDocument, aliceTuples, appendTuples, viewerCheck } from './drive-dataset.ts';
 import { BENCH_ADMIN, benchService } from './service.ts';
-import { checkBenchSettings, fmt, nodeCpu } from './support.ts';
+import { checkBenchSettings, fmt, nodeCpu, numberOption, textOption } from './support.ts';
 
-const option = (name: string) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-const CHECKS = Number(option('--checks') ?? 20_000);
+const CHECKS = numberOption('checks', 20_000);
+const PROFILE_DIR = textOption('cpu-profile');
 const CONCURRENCY = 32;
 const TENANT = 'platform';
 
@@ -70,9 +67,9 @@ try {
   const beyond: number[] = [];
   for (let r = 0; r < 3; r += 1) {
     const floor = await round(CHECKS, false);
-    const profile = r === 2 && option('--cpu-profile') ? await cpuProfiler() : null;
+    const profile = r === 2 && PROFILE_DIR ? await cpuProfiler() : null;
     const check = await round(CHECKS, true);
-    if (profile) console.log(`CPU profile: ${await profile.stop(option('--cpu-profile')!, 'check-loop')}`);
+    if (profile && PROFILE_DIR) console.log(`CPU profile: ${await profile.stop(PROFILE_DIR, 'check-loop')}`);
     beyond.push(check.us - floor.us);
     console.log(
       `round ${r + 1}: server CPU a check ${fmt(check.us, 1)} µs, a GET /health/live ${fmt(floor.us, 1)} µs (in-process inject, ${CONCURRENCY} at a time); ` +

@@ -22,23 +22,15 @@ import { SharedLogReader } from '../../src/platform/eventstore/shared-log-reader
 import { newId } from '../../src/platform/ids.ts';
 import { defineProjection } from '../../src/platform/projections/projection.ts';
 import { ProjectionRunner } from '../../src/platform/projections/runner.ts';
-import { benchDatabase, fmt, nodeCpu, percentile, postgresCpu } from './support.ts';
+import { benchDatabase, fmt, nodeCpu, numberListOption, numberOption, percentile, postgresCpu } from './support.ts';
 
-const option = (name: string): number | undefined => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? Number(process.argv[at + 1]) : undefined;
-};
-const seconds = option('--seconds') ?? 3;
-const inFlight = option('--in-flight');
-const followers = option('--followers') ?? 12;
-const fixedRate = option('--rate');
+const seconds = numberOption('seconds', 3);
+const inFlight = numberOption('in-flight');
+const followers = numberOption('followers', 12);
+const fixedRate = numberOption('rate');
 const separateReaders = process.argv.includes('--separate-readers');
-const list = (name: string, fallback: number[]): number[] => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1]!.split(',').map(Number) : fallback;
-};
-const WRITERS = list('--writers', [1, 4, 8, 16, 32, 64]);
-const BATCHES = list('--batches', [1, 10]);
+const WRITERS = numberListOption('writers', [1, 4, 8, 16, 32, 64]);
+const BATCHES = numberListOption('batches', [1, 10]);
 
 const data = { email: 'someone@example.com', firstName: 'Some', lastName: 'One', roles: ['user'] };
 const event = (): NewEvent => ({

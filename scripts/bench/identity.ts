@@ -11,10 +11,9 @@ import { toNewEvents } from '../../src/platform/commands/handle-command.ts';
 import { ReservationNames } from '../../src/platform/commands/reservation-names.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { BENCH_ADMIN, BENCH_MASTER_KEY, benchService, timed } from './service.ts';
-import { fmt } from './support.ts';
+import { fmt, numberOption } from './support.ts';
 
-const flag = process.argv.indexOf('--users');
-const USERS = flag > 0 ? Number(process.argv[flag + 1]) : 100_000;
+const USERS = numberOption('users', 100_000);
 const PASSWORD = BENCH_ADMIN.password;
 
 async function main(): Promise<void> {

@@ -25,14 +25,14 @@ const TOKENS = numberOption('tokens', 4000);
 const CODES = numberOption('codes', 300);
 const SIGNS = numberOption('signs', 1000);
 const PROFILE = textOption('profile');
-const POOL_NICE = process.argv.includes('--pool-nice') ? numberOption('pool-nice', 0) : null;
+const POOL_NICE = numberOption('pool-nice');
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const REDIRECT = 'https://bench.example/cb';
 
 type Bench = Awaited<ReturnType<typeof benchService>>;
 
 async function main(): Promise<void> {
-  const bench = await benchService({ ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1', ...(POOL_NICE === null ? {} : { THREAD_POOL_NICE: String(POOL_NICE) }) });
+  const bench = await benchService({ ARGON2_MEMORY_KIB: '1024', ARGON2_ITERATIONS: '1', ...(POOL_NICE === undefined ? {} : { THREAD_POOL_NICE: String(POOL_NICE) }) });
   try {
     await run(bench);
   } finally {

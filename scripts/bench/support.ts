@@ -42,11 +42,16 @@ export function percentile(sorted: number[], p: number): number {
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-/** `--name <number>` from the command line, or `fallback`. */
-export const numberOption = (name: string, fallback: number): number => {
+/** `--name <number>` from the command line, or `fallback` (undefined without one). */
+export function numberOption(name: string, fallback: number): number;
+export function numberOption(name: string): number | undefined;
+export function numberOption(name: string, fallback?: number): number | undefined {
   const flag = process.argv.indexOf(`--${name}`);
   return flag > 0 ? Number(process.argv[flag + 1]) : fallback;
-};
+}
+
+/** `--name 1,2,3` from the command line as numbers, or `fallback`. */
+export const numberListOption = (name: string, fallback: number[]): number[] => textOption(name)?.split(',').map(Number) ?? fallback;
 
 /** `--name <text>` from the command line, or null. */
 export const textOption = (name: string): string | null => {
