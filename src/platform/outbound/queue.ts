@@ -1,4 +1,6 @@
-import type { Pool, Queryable } from '../db/pool.ts';
+import { finished } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Pool, PoolClient, Queryable } from '../db/pool.ts';
 import { isUuid, nameBasedId, nameBasedIds } from '../ids.ts';
 import { integerArray, textArray, timestampArray } from './array-parameters.ts';
 import type { AttemptResult } from './https-client.ts';
@@ -224,6 +226,22 @@ const recovery = (feature: string, targets: string) => `recovered as (
           returning 1
        )`;
 
+/** insertDelivered's COPY: a settled row's columns (next_attempt_at, leased_until, body_id, last_error are null). */
+const COPY_DELIVERED = `copy outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, last_response_status, last_response_body,
+                                         last_duration_ms, created_at, updated_at) from stdin`;
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A value in COPY's text format: null as \N, a backslash and the row and column separators escaped. */
+function copyValue(value: string | number | null): string {
+  if (value === null) return '\\N';
+  if (typeof value === 'number') return String(value);
+  return /[\\\n\r\t]/.test(value) ? value.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!) : value;
+}
+
+/** PostgreSQL's unique_violation. */
+const UNIQUE_VIOLATION = '23505';
+
 /** PostgreSQL's deadlock_detected: the victim's statement was rolled back whole. */
 const DEADLOCK_DETECTED = '40P01';
 const DEADLOCK_TRIES = 3;
@@ -337,20 +355,57 @@ export class OutboundQueue {
 
   /**
    * Inside the consumer's inbox transaction: deliveries the consumer attempted itself and that were
-   * answered 2xx, stored settled in one statement (no claim, no update). Such a row is the record of
-   * its only attempt (attempt 1, the answer, its duration; created_at is when it was sent), so it
-   * has no outbound_attempts row: those hold the attempts of deliveries that needed a retry or were
-   * sent by a worker. It is never sent again, so its body is not stored. Answers how many were new.
-   * Their counts go to `counts`, for the transaction's `addCounts`: counted here when every row was
-   * new (the consumer's case: its events are new to its inbox), otherwise read back as the rows
-   * this transaction inserted, so `tx` must be a transaction.
+   * answered 2xx, stored settled (no claim, no update). Such a row is the record of its only attempt
+   * (attempt 1, the answer, its duration; created_at is when it was sent), so it has no
+   * outbound_attempts row: those hold the attempts of deliveries that needed a retry or were sent by
+   * a worker. It is never sent again, so its body is not stored. Answers how many were new.
+   * Their counts go to `counts`, for the transaction's `addCounts`.
+   * The rows are written with COPY: PostgreSQL inserts them into the heap a page at a time (a WAL
+   * record a page rather than a row), which `insert ... select` never does. COPY has no `on conflict`:
+   * a row whose id is there already (another transaction's delivery of the same event to the same
+   * target) fails it whole, and then, inside the savepoint, the same rows go through insertNew.
    */
-  async insertDelivered(tx: Queryable, attempts: DeliveredAttempt[], counts: CountsAdded): Promise<number> {
+  async insertDelivered(tx: PoolClient, attempts: DeliveredAttempt[], counts: CountsAdded): Promise<number> {
     if (attempts.length === 0) return 0;
+    await tx.query('savepoint settled_rows');
+    try {
+      const copy = tx.query(copyFrom(COPY_DELIVERED));
+      copy.end(this.settledRows(attempts));
+      await finished(copy);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      await tx.query('rollback to savepoint settled_rows; release savepoint settled_rows');
+      return this.insertNew(tx, attempts, counts);
+    }
+    await tx.query('release savepoint settled_rows');
+    // updated_at as stored: started_at plus the whole milliseconds of the attempt.
+    for (const { delivery, result, startedAt } of attempts) counts.add(delivery.tenantId, delivery.targetId, 1, 1, startedAt.getTime() + result.durationMs);
+    return attempts.length;
+  }
+
+  /** Settled rows in COPY's text format, in COPY_DELIVERED's columns. */
+  private settledRows(attempts: DeliveredAttempt[]): string {
+    const feature = copyValue(this.feature);
+    let rows = '';
+    for (const { delivery, result, startedAt } of attempts) {
+      const { id, tenantId, targetId, eventId, eventType, attempt } = delivery;
+      rows +=
+        `${id}\t${feature}\t${copyValue(tenantId)}\t${copyValue(targetId)}\t${copyValue(eventId)}\t${copyValue(eventType)}\tdelivered\t${attempt}\t` +
+        `${copyValue(result.status)}\t${copyValue(result.body)}\t${result.durationMs}\t${startedAt.toISOString()}\t` +
+        `${new Date(startedAt.getTime() + result.durationMs).toISOString()}\n`;
+    }
+    return rows;
+  }
+
+  /**
+   * insertDelivered's rows when some may be there already (`on conflict do nothing`): the counts are
+   * read back as the rows this transaction inserted, so `tx` must be a transaction, outside any
+   * savepoint.
+   */
+  private async insertNew(tx: PoolClient, attempts: DeliveredAttempt[], counts: CountsAdded): Promise<number> {
     const shared = sharedColumns(attempts.map((a) => a.delivery));
     const columns = attemptColumns(attempts);
-    const ids = columns[0];
-    const { rowCount } = await tx.query(
+    await tx.query(
       `insert into outbound_deliveries (id, feature, ${SHARED_COLUMNS}, status, attempts, next_attempt_at,
                                         last_response_status, last_response_body, last_duration_ms, created_at, updated_at)
        select id, $7, ${sharedValues(8, 't')}, 'delivered', attempt, null,
@@ -360,15 +415,10 @@ export class OutboundQueue {
        on conflict (id) do nothing`,
       [...columns, this.feature, ...sharedParameters(shared), shared.eventOf, shared.targetOf],
     );
-    if (rowCount === attempts.length) {
-      // updated_at as the statement computes it: started_at plus the whole milliseconds of the attempt.
-      for (const { delivery, result, startedAt } of attempts) counts.add(delivery.tenantId, delivery.targetId, 1, 1, startedAt.getTime() + result.durationMs);
-      return attempts.length;
-    }
     const { rows } = await tx.query<{ tenant_id: string; target_id: string; deliveries: number; last_delivery_at: Date }>(
       `select tenant_id, target_id, count(*)::int as deliveries, max(updated_at) as last_delivery_at from outbound_deliveries
         where id = any($1::uuid[]) and xmin = pg_current_xact_id()::xid group by tenant_id, target_id`,
-      [ids],
+      [columns[0]],
     );
     for (const row of rows) counts.add(row.tenant_id, row.target_id, row.deliveries, row.deliveries, row.last_delivery_at.getTime());
     return rows.reduce((sum, row) => sum + row.deliveries, 0);

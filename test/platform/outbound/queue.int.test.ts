@@ -210,6 +210,24 @@ describe('outbound delivery queue', () => {
     expect((await queue.claimDue(new Date(leaseEnd.getTime() + 1), 10, 60_000)).map((d) => d.id)).toEqual([again!.id]);
   });
 
+  it("stores the consumer's settled rows with every character of their answers, and the time of the last one in the target's counts", async () => {
+    const queue = new Queue(db.pool, 'copied');
+    const now = new Date();
+    // COPY's separators and escapes in the answer body, its \N (null) as text, and a body of none.
+    const bodies = ['a\tb\nc\r\nd', 'back\\slash \\N and \\t', '\\N', '', null];
+    const settled = deliveries(bodies.length, 'copied').map((delivery) => ({ ...delivery, tenantId: 'tab\there', id: queue.idOf(delivery.targetId, delivery.eventId), attempt: 1 }));
+    const answers = settled.map((delivery, index) => ({ delivery, result: { ...delivered, body: bodies[index]!, durationMs: 2 + index }, startedAt: new Date(now.getTime() + index) }));
+    expect(await insertDelivered(queue, answers)).toBe(bodies.length);
+    const stored = await Promise.all(settled.map((delivery) => queue.get('tab\there', 'copied', delivery.id)));
+    expect(stored.map((entry) => [entry?.responseBody, entry?.durationMs, entry?.status, entry?.createdAt])).toEqual(
+      answers.map(({ result, startedAt }) => [result.body, result.durationMs, 'delivered', startedAt.toISOString()]),
+    );
+    expect((await queue.targetStats('tab\there', ['copied'])).get('copied')).toMatchObject({
+      deliveryCount: bodies.length,
+      lastDeliveryAt: new Date(now.getTime() + 4 + 6).toISOString(),
+    });
+  });
+
   it('stores each delivery with its own tenant, target, event, type and body when a batch mixes them', async () => {
     const queue = new Queue(db.pool, 'mixed');
     const now = new Date();
