@@ -386,13 +386,20 @@ export class OutboundQueue {
   /** Settled rows in COPY's text format, in COPY_DELIVERED's columns. */
   private settledRows(attempts: DeliveredAttempt[]): string {
     const feature = copyValue(this.feature);
+    // A chunk's attempts start and end within a few milliseconds: each instant formatted once.
+    const instants = new Map<number, string>();
+    const instant = (ms: number) => {
+      let text = instants.get(ms);
+      if (text === undefined) instants.set(ms, (text = new Date(ms).toISOString()));
+      return text;
+    };
     let rows = '';
     for (const { delivery, result, startedAt } of attempts) {
       const { id, tenantId, targetId, eventId, eventType, attempt } = delivery;
+      const started = startedAt.getTime();
       rows +=
         `${id}\t${feature}\t${copyValue(tenantId)}\t${copyValue(targetId)}\t${copyValue(eventId)}\t${copyValue(eventType)}\tdelivered\t${attempt}\t` +
-        `${copyValue(result.status)}\t${copyValue(result.body)}\t${result.durationMs}\t${startedAt.toISOString()}\t` +
-        `${new Date(startedAt.getTime() + result.durationMs).toISOString()}\n`;
+        `${copyValue(result.status)}\t${copyValue(result.body)}\t${result.durationMs}\t${instant(started)}\t${instant(started + result.durationMs)}\n`;
     }
     return rows;
   }
