@@ -78,9 +78,13 @@ export function logStreamSuite(env: () => Record<string, string>): void {
     expect(record.metadata).toEqual(audit.metadata);
     expect(records(at(PATHS.webhook)).map((r) => r.action)).not.toContain('ROLE_CREATED');
 
-    const read = await call('GET', `/api/log-streams/${stream.id}`);
+    // A delivery is recorded once its answer is in: the receiver may hold it a moment before the count shows it.
+    const read = await vi.waitFor(async () => {
+      const answer = await call('GET', `/api/log-streams/${stream.id}`);
+      expect(answer.body.data.deliveryCount).toBeGreaterThanOrEqual(1);
+      return answer;
+    }, WAIT);
     expect(read.body).toMatchObject({ success: true, data: { id: stream.id, status: 'active', eventFilters: ['USER_CREATED'], config: stream.config, errorCount: 0 } });
-    expect(read.body.data.deliveryCount).toBeGreaterThanOrEqual(1);
     expect(read.body.data.lastDeliveryAt).not.toBeNull();
     const list = await call('GET', '/api/log-streams');
     expect(list.body.data.find((s: { id: string }) => s.id === stream.id).config).toEqual(stream.config);

@@ -145,7 +145,7 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       await expect.poll(async () => (await readOurs()).map((e) => e.type), { timeout: 10_000 }).toEqual(['One', 'Two', 'Three']);
       const read = await readOurs();
       expect(read.map((e) => e.position)).toEqual([...read.map((e) => e.position)].sort((a, b) => (a < b ? -1 : 1)));
-      expect(await store.readAll(head, 1)).toHaveLength(1);
+      await expect.poll(async () => (await store.readAll(head, 1)).length, { timeout: 10_000 }).toBe(1);
       expect(await store.headPosition()).toBeGreaterThanOrEqual(read.at(-1)!.position);
     });
 
