@@ -28,22 +28,18 @@ import { httpLoad, type LoadPlan, type LoadResult } from './http-load.ts';
 import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
 import { BENCH_ADMIN, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
-import { checkBenchSettings, fmt, nodeCpu } from './support.ts';
+import { checkBenchSettings, fmt, nodeCpu, numberOption, textOption } from './support.ts';
 import { cpuProfiler } from './cpu-profile.ts';
 
 type MeasuredLoad = LoadResult & { serverUs: number; serverBusy: number; requests: number };
 
-const option = (name: string) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-const scale = Number(option('--scale') ?? 1);
-const rowsWanted = option('--rows')?.split(',');
+const scale = numberOption('scale', 1);
+const rowsWanted = textOption('rows')?.split(',');
 const wanted = (row: string) => !rowsWanted || rowsWanted.includes(row);
-const profileDir = option('--cpu-profile');
-const pairs = Number(option('--pairs') ?? 0);
-const slices = Number(option('--slices') ?? 1);
-const pairRate = option('--rate') === undefined ? undefined : Number(option('--rate'));
+const profileDir = textOption('cpu-profile');
+const pairs = numberOption('pairs', 0);
+const slices = numberOption('slices', 1);
+const pairRate = numberOption('rate');
 const TENANT = 'platform';
 const SERVER_CORE = 0;
 const LOAD_CORE = 1;

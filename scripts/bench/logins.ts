@@ -19,16 +19,13 @@ import { httpLoad } from './http-load.ts';
 import { loginAccounts, pinnedBenchService, serverCpuMeter, type BenchService } from './login-accounts.ts';
 import { BENCH_ADMIN, timed } from './service.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, numberOption } from './support.ts';
+import { fmt, numberOption, textOption } from './support.ts';
 
 const ROUNDS = numberOption('rounds', 3);
 const LOGINS = numberOption('logins', 80);
 const HASHES = numberOption('hashes', 40);
 const LOGIN_USERS = 16;
-const option = (name: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
+const PROFILE = textOption('profile');
 
 /** The threads that used CPU, each with its ms a unit (the process's id first: the event loop). */
 const describeThreads = (threads: Array<{ tid: number; name: string; msEach: number }>) =>
@@ -82,12 +79,12 @@ async function measure(bench: BenchService, pinned: boolean): Promise<void> {
   };
   for (let n = 1; n <= ROUNDS; n += 1) await round(`round ${n}`);
   // The profiled round comes last, apart: the sampler costs CPU the measured rounds should not carry.
-  if (option('profile') || process.argv.includes('--breakdown')) {
+  if (PROFILE || process.argv.includes('--breakdown')) {
     const profiler = await cpuProfiler();
     const logins = await round('profiled round');
     const file = await profiler.stop(tmpdir(), `logins-${process.pid}`);
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-    if (option('profile')) renameSync(file, option('profile')!);
+    if (PROFILE) renameSync(file, PROFILE);
     else rmSync(file);
     console.log(describeBreakdown(profile, logins.loopMsEach, 'login').join('\n'));
   }

@@ -19,7 +19,7 @@ import { cpuProfiler } from './cpu-profile.ts';
 import { BENCH_ADMIN, benchService, timed } from './service.ts';
 import { cheapestRounds, cpuPer, describeSplit, requestLikeContext, socketLoads, totalOf, whereTheTimeGoes } from './cpu-split.ts';
 import { countStatements } from './statement-counter.ts';
-import { fmt, numberOption, postgresCpu, textOption, walBytes } from './support.ts';
+import { fmt, numberListOption, numberOption, postgresCpu, textOption, walBytes } from './support.ts';
 
 const SESSIONS = numberOption('sessions', 100_000);
 const USERS = 1000;
@@ -27,7 +27,7 @@ const GRANTS = numberOption('grants', 3000);
 const ALG = textOption('alg') ?? 'RS256';
 const PROFILE = textOption('profile');
 /** The rows' concurrent connections, `--connections 8,32,64,128` (a row of 32 is always measured: the statements and the profile are its). */
-const CONNECTIONS = textOption('connections')?.split(',').map(Number) ?? [8, 32, 64];
+const CONNECTIONS = numberListOption('connections', [8, 32, 64]);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const AGENTS = [
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
