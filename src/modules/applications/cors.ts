@@ -12,7 +12,9 @@ const HEADER_NAMES = /^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/;
  * credentials; any other origin gets no CORS header at all, so the browser keeps the answer from it.
  * A preflight carries no x-tenant, so it is answered for an origin any application registered
  * (the origin names its tenant); the actual request is answered only for an origin of the
- * request's tenant when it has one.
+ * request's tenant when it has one. The service's HTML pages (the authorization endpoint's sign-in
+ * page, its form, the device and logout pages) never get one: RFC 9700 2.6 forbids CORS at the
+ * authorization endpoint, which browsers navigate to rather than scripts fetch.
  */
 export function registerApplicationCors(app: HttpServer, queries: Pick<ApplicationQueries, 'originRegistered'>): void {
   const originOf = (request: FastifyRequest) => {
@@ -44,7 +46,8 @@ export function registerApplicationCors(app: HttpServer, queries: Pick<Applicati
   // Callback form: an answer without Origin (every server-to-server call) costs no promise and no tick.
   app.addHook('onSend', (request, reply, payload, done) => {
     const origin = originOf(request);
-    if (!origin || request.method === 'OPTIONS') return done(null, payload);
+    // Pages are navigations: no script of another origin reads them (RFC 9700 2.6), the authorization endpoint's included.
+    if (!origin || request.method === 'OPTIONS' || request.routeOptions.config?.page) return done(null, payload);
     void reply.header('vary', 'Origin');
     queries.originRegistered(origin, request.tenant?.name ?? null).then((registered) => {
       if (registered) void reply.header('access-control-allow-origin', origin).header('access-control-allow-credentials', 'true');

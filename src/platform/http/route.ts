@@ -173,7 +173,7 @@ export function route<P extends ZodType | undefined, Q extends ZodType | undefin
       ...(declaration.body ? { body: declaration.body } : {}),
       response: { ...parserRefusalResponses, ...errorResponses(app, generic, envelope), ...successResponses(declaration.responses, declaration.contentType, declaration.alternatives) },
     },
-    config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}) },
+    config: { errorEnvelope: envelope, ...(declaration.tenant ? { tenant: declaration.tenant } : {}), ...(declaration.contentType === 'text/html' ? { page: true } : {}) },
     onRequest: declaration.access.hooks.map(callbackHook),
     ...(declaration.preValidation ? { preValidation: declaration.preValidation } : {}),
     handler: (request: FastifyRequest, reply: FastifyReply): never => {

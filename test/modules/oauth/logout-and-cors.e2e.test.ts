@@ -58,4 +58,27 @@ describe('RP-initiated logout and CORS per application', () => {
     const evil = await s.t.request({ method: 'GET', url: '/api/users', tenant: TENANT, token: await s.admin(), headers: { origin: 'https://evil.example' } });
     expect(evil.headers).not.toHaveProperty('access-control-allow-origin');
   });
+
+  it('never answers CORS at the authorization endpoint or the other pages (RFC 9700 2.6), even to a registered origin', async () => {
+    const spa = await s.createApplication({ name: 'spa-pages', type: 'spa', redirectUris: [REDIRECT], allowedOrigins: [ORIGIN] });
+    const { codeChallenge } = await freshChecks();
+    const authorize = { response_type: 'code', client_id: spa.clientId, redirect_uri: REDIRECT, scope: 'openid', code_challenge: codeChallenge, code_challenge_method: 'S256' };
+    const pages: Array<[string, string, number]> = [
+      ['GET', `/api/oauth/authorize?${new URLSearchParams({ ...authorize, state: 'st' })}`, 200],
+      // An error redirected to the client (no state) is the authorization endpoint's answer too.
+      ['GET', `/api/oauth/authorize?${new URLSearchParams(authorize)}`, 302],
+      ['POST', '/api/oauth/authenticate', 400],
+      ['GET', '/api/oauth/device', 200],
+      ['GET', '/api/oauth/logout', 200],
+    ];
+    for (const [method, url, status] of pages) {
+      const answer = await s.t.request({ method, url, headers: { origin: ORIGIN, ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) }, ...(method === 'POST' ? { body: 'request_id=x' } : {}) });
+      expect(answer.status, url).toBe(status);
+      expect(answer.headers, url).not.toHaveProperty('access-control-allow-origin');
+      expect(answer.headers, url).not.toHaveProperty('access-control-allow-credentials');
+    }
+    // The same origin is answered where scripts do call: the token endpoint.
+    const token = await s.t.request({ method: 'POST', url: '/api/auth/token', headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=x' });
+    expect(token.headers['access-control-allow-origin']).toBe(ORIGIN);
+  });
 });
