@@ -54,6 +54,9 @@ describe('route tiers', () => {
     ['GET', '/api/auth/magic-link/verify', 'auth', false],
     ['POST', '/api/auth/passwordless/start', 'auth', false],
     ['POST', '/api/oauth/authenticate', 'auth', false],
+    // The device verification page's form signs in with a password; its JSON twin takes a bearer token.
+    ['POST', '/api/oauth/device', 'auth', false],
+    ['POST', '/api/oauth/device/verify', 'api', false],
     ['POST', '/api/user/2fa/enable', 'sensitive', false],
     ['POST', '/api/auth/forgot-password', 'sensitive', true],
     ['POST', '/api/auth/change-password/', 'sensitive', false],
