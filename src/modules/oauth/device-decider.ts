@@ -59,10 +59,11 @@ export const deviceDecider: Decider<DeviceState, DeviceCommand, DeviceAuthorizat
         if (state.status === 'absent' || state.request.deviceCodeHash !== command.presentedHash || state.request.clientId !== command.clientId) {
           throw invalidGrant('Unknown device_code');
         }
-        if (state.status === 'approved') return [{ type: 'DeviceAuthorizationRedeemed', data: { userCode: state.request.userCode, sessionId: state.approval.sessionId } }];
         if (state.status === 'redeemed') throw invalidGrant('The device_code was already used');
         if (state.status === 'denied') throw oauthError('access_denied', 'The user denied the authorization');
+        // Approved or not, a device code is good for its lifetime only (RFC 8628 3.5: the session has concluded).
         if (command.now >= state.request.expiresAt) throw oauthError('expired_token', 'The device_code has expired');
+        if (state.status === 'approved') return [{ type: 'DeviceAuthorizationRedeemed', data: { userCode: state.request.userCode, sessionId: state.approval.sessionId } }];
         throw oauthError('authorization_pending', 'The user has not yet approved');
       }
       default: {
