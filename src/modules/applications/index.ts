@@ -13,4 +13,4 @@ export { registerApplicationCors } from './cors.ts';
 export { applicationQueries } from './queries.ts';
 export type { ApplicationQueries } from './queries.ts';
 export { registerApplicationRoutes } from './routes.ts';
-export { GRANT_TYPES, isPublicType } from './rules.ts';
+export { CLIENT_SCOPES, GRANT_TYPES, isPublicType } from './rules.ts';

@@ -127,22 +127,25 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     },
   });
 
-  route(app, {
-    tags,
-    access: authenticated,
-    method: 'GET',
-    url: '/api/auth/validate',
-    summary: "OIDC userinfo: bare claims of the bearer token's user (x-tenant optional: the token's tenant)",
-    tenant: 'credential',
-    readOnly: true,
-    responses: { 200: userinfoSchema },
-    handler: async (request) => {
-      const principal = principalOf(request);
-      const claims = await deps.userinfo(principal.tenant, principal.subject);
-      if (!claims) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
-      return claims;
-    },
-  });
+  // OIDC Core 5.3.1: the userinfo endpoint answers GET and POST alike (the token in the Authorization header).
+  for (const method of ['GET', 'POST'] as const) {
+    route(app, {
+      tags,
+      access: authenticated,
+      method,
+      url: '/api/auth/validate',
+      summary: "OIDC userinfo: bare claims of the bearer token's user (x-tenant optional: the token's tenant)",
+      tenant: 'credential',
+      readOnly: true,
+      responses: { 200: userinfoSchema },
+      handler: async (request) => {
+        const principal = principalOf(request);
+        const claims = await deps.userinfo(principal.tenant, principal.subject);
+        if (!claims) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
+        return claims;
+      },
+    });
+  }
 
   route(app, {
     tags,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
+import { PERMISSIONS } from '../../../src/modules/roles/index.ts';
 
 describe('tenants over HTTP', () => {
   let t: TestService;
@@ -142,7 +143,7 @@ describe('system endpoints', () => {
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256', 'HS256'],
-        scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+        scopes_supported: ['openid', 'profile', 'email', 'offline_access', ...PERMISSIONS, 'scim'],
       });
     }
     const jwks = await t.request({ method: 'GET', url: '/.well-known/jwks.json' });
