@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discover, freshChecks, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { discover, expectSelfContainedPage, freshChecks, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 /** Bad input at the authorization endpoint and the code exchange: refused with the RFC error, never a token. */
 describe('authorization endpoint and code exchange refusals', () => {
@@ -53,6 +53,10 @@ describe('authorization endpoint and code exchange refusals', () => {
     expect(errorOf(await authorize({ ...(await base()), scope: 'openid rule:everything' }))).toMatchObject({ error: 'invalid_scope', state: 'st-1' });
     expect(errorOf(await authorize({ ...(await base()), response_type: 'token' }))).toMatchObject({ error: 'unsupported_response_type' });
     expect(errorOf(await authorize({ ...(await base()), prompt: 'none' }))).toMatchObject({ error: 'login_required' });
+    // Only what discovery lists: response_mode query, no request objects.
+    expect(errorOf(await authorize({ ...(await base()), response_mode: 'form_post' }))).toMatchObject({ error: 'invalid_request', state: 'st-1' });
+    expect(errorOf(await authorize({ ...(await base()), request: 'eyJhbGciOiJub25lIn0.e30.' }))).toMatchObject({ error: 'invalid_request', state: 'st-1' });
+    expect(errorOf(await authorize({ ...(await base()), request_uri: 'https://evil.example/request.jwt' }))).toMatchObject({ error: 'invalid_request', state: 'st-1' });
   });
 
   it('the sign-in form: wrong credentials show it again, a form without its cookie is refused', async () => {
@@ -61,6 +65,7 @@ describe('authorization endpoint and code exchange refusals', () => {
     const wrong = await signIn(url, { email: USER.email, password: 'not-the-password' });
     expect(wrong.status).toBe(401);
     expect(await wrong.text()).toContain('Invalid email or password');
+    const wrongAgain = await signIn(url, { email: USER.email, password: 'not-the-password-either' });
     const page = await (await fetch(url)).text();
     const requestId = /name="request_id" value="([^"]*)"/.exec(page)![1]!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
     const forged = await fetch(`${s.issuer}/api/oauth/authenticate`, {
@@ -72,6 +77,9 @@ describe('authorization endpoint and code exchange refusals', () => {
     expect(forged.status).toBe(403);
     const page2 = await fetch(url);
     expect(page2.headers.get('content-security-policy')).toContain("form-action 'self' https://portal.example");
+    // Plain HTML: no script, nothing loaded from elsewhere, never framed; the form posts to the service itself.
+    expect(await expectSelfContainedPage(page2)).toContain('<form method="post" action="/api/oauth/authenticate">');
+    expect(await expectSelfContainedPage(wrongAgain)).toContain('name="request_id"');
   });
 
   it('a replayed code is refused and revokes the tokens issued from it; a verifier of another code or another client is refused', async () => {
@@ -93,6 +101,14 @@ describe('authorization endpoint and code exchange refusals', () => {
     expect([bySpa.status, ((await bySpa.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
     const noRedirect = await token({ grant_type: 'authorization_code', code: secondCode, code_verifier: second.pkceCodeVerifier, client_id: app.clientId, client_secret: app.clientSecret! });
     expect([noRedirect.status, ((await noRedirect.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
+
+    // The code of a client of acme, redeemed with x-tenant other: refused, and the code is not spent by it.
+    const foreign = await fetch(`${s.issuer}/api/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': 'other' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: first.pkceCodeVerifier, client_id: app.clientId, client_secret: app.clientSecret! }),
+    });
+    expect([foreign.status, ((await foreign.json()) as { error: string }).error]).toEqual([401, 'invalid_grant']);
 
     const granted = await exchange(code, first.pkceCodeVerifier);
     expect(granted.status).toBe(200);

@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimsOf, discover, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { claimsOf, discover, expectSelfContainedPage, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -72,13 +72,20 @@ describe('device authorization grant', () => {
     expect((await poll(started.device_code)).body.error).toBe('slow_down');
 
 
+    // acme's client presented with x-tenant other: no device code, no poll (RFC errors, never a token).
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': 'other' };
+    const foreignStart = await fetch(`${s.issuer}/api/oauth/device_authorization`, { method: 'POST', headers: form, body: new URLSearchParams({ client_id: native.clientId, scope: 'openid' }) });
+    expect([foreignStart.status, ((await foreignStart.json()) as { error: string }).error]).toEqual([401, 'invalid_client']);
+    const foreignPoll = await fetch(`${s.issuer}/api/auth/token`, { method: 'POST', headers: form, body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: started.device_code, client_id: native.clientId }) });
+    expect([foreignPoll.status, ((await foreignPoll.json()) as { error: string }).error]).toEqual([401, 'invalid_grant']);
+
     // A user of another tenant cannot approve acme's device.
     const foreign = await s.t.token({ sub: '00000000-0000-4000-8000-000000000001', tenant: 'other', roles: ['admin'] });
     expect((await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token: foreign, body: { userCode: started.user_code, approve: true } })).status).toBe(404);
 
     // The verification page: sign in and deny.
     const page = await fetch(started.verification_uri_complete);
-    const markup = await page.text();
+    const markup = await expectSelfContainedPage(page);
     expect(markup).toContain(`value="${started.user_code}"`);
     const csrf = /name="csrf" value="([^"]*)"/.exec(markup)![1]!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;

@@ -72,6 +72,19 @@ export async function freshChecks() {
   };
 }
 
+/** A page that works without JavaScript and loads nothing from elsewhere (RFC 9700 4.2, 4.16): its markup and headers. */
+export async function expectSelfContainedPage(page: Response): Promise<string> {
+  const markup = await page.text();
+  expect(markup).not.toMatch(/<script|\ssrc=|\shref=|url\(/i);
+  const csp = page.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("default-src 'none'");
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(page.headers.get('x-frame-options')).toBe('DENY');
+  expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+  expect(page.headers.get('cache-control')).toBe('no-store');
+  return markup;
+}
+
 export const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
 
 /** The whole code flow for a client (PKCE, state, nonce, the sign-in page); answers the tokens and what was checked. */
