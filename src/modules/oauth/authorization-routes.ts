@@ -87,13 +87,14 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
       'other problems redirect with error and state (RFC 6749 4.1.2.1). x-tenant optional (the client_id names the tenant)',
     contentType: 'text/html',
     query: queryParameters(AUTHORIZE_PARAMETERS, 4096),
-    responses: { 200: htmlPage, 302: redirect, 400: htmlPage },
+    responses: { 200: htmlPage, 302: redirect, 400: htmlPage, 401: htmlPage },
     handler: async (request, reply) => {
       const query = request.query;
       const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;
       const named = tenantNamedByClientId(clientId);
-      // A client of another tenant than x-tenant, or of none: unknown here.
-      const tenant = named && (!request.tenant || request.tenant.name === named) ? await request.server.findTenant(named) : null;
+      // x-tenant, when sent, must name the client's tenant (decisions.md: else 401); never a redirect.
+      if (request.tenant && named && request.tenant.name !== named) return problemPage(reply, 401, 'This application is not known here.');
+      const tenant = named ? await request.server.findTenant(named) : null;
       const application = tenant && clientId ? await deps.applications.byClientId(tenant.name, clientId) : null;
       const outcome = checkAuthorizationRequest(query, application, tenant?.name ?? '', deps.clock.now().getTime());
       switch (outcome.kind) {

@@ -27,21 +27,21 @@ const one = (value: string | string[] | undefined) => (typeof value === 'string'
  * nothing is signed in here to end.
  */
 export function registerLogoutRoutes(app: HttpServer, deps: LogoutRouteDeps): void {
-  const problem = (reply: Parameters<typeof sendPage>[0], message: string) => sendPage(reply, 400, TITLE, html`<p class="error" role="alert">${message}</p>`);
+  const problem = (reply: Parameters<typeof sendPage>[0], message: string, status = 400) => sendPage(reply, status, TITLE, html`<p class="error" role="alert">${message}</p>`);
 
   for (const method of ['GET', 'POST'] as const) {
     route(app, {
       tags: ['OAuth'],
       access: publicAccess,
-      tenant: 'none',
+      tenant: 'credential',
       method,
       url: '/api/oauth/logout',
-      summary: 'OIDC end_session_endpoint: id_token_hint, post_logout_redirect_uri (registered), state, client_id; ends the session of the hint',
+      summary: 'OIDC end_session_endpoint: id_token_hint, post_logout_redirect_uri (registered), state, client_id; ends the session of the hint. x-tenant optional (another tenant than the client\'s: a 401 page)',
       contentType: 'text/html',
       ...(method === 'GET'
         ? { query: queryParameters(LOGOUT_PARAMETERS, 8192) }
         : { body: z.record(z.string(), z.string().max(8192)) }),
-      responses: { 200: htmlPage, 302: z.string().describe('redirect to post_logout_redirect_uri with state'), 400: htmlPage },
+      responses: { 200: htmlPage, 302: z.string().describe('redirect to post_logout_redirect_uri with state'), 400: htmlPage, 401: htmlPage },
       handler: async (request, reply) => {
         const params = (method === 'GET' ? request.query : request.body) as Record<string, string | string[] | undefined>;
         const hintText = one(params.id_token_hint);
@@ -50,6 +50,8 @@ export function registerLogoutRoutes(app: HttpServer, deps: LogoutRouteDeps): vo
         const clientId = hint?.aud ?? one(params.client_id);
         if (hint && one(params.client_id) && one(params.client_id) !== hint.aud) return problem(reply, 'The sign-out request names two different applications.');
         const tenantName = tenantNamedByClientId(clientId ?? undefined);
+        // x-tenant, when sent, must name the client's tenant (decisions.md: else 401); nothing ends.
+        if (request.tenant && tenantName && request.tenant.name !== tenantName) return problem(reply, 'The sign-out request names another tenant.', 401);
         const tenant = tenantName ? await request.server.findTenant(tenantName) : null;
         const application: Application | null = tenant && clientId ? await deps.applications.byClientId(tenant.name, clientId) : null;
         const redirectUri = one(params.post_logout_redirect_uri);

@@ -31,7 +31,7 @@ describe('authorization endpoint and code exchange refusals', () => {
   const token = (params: Record<string, string>) =>
     fetch(`${s.issuer}/api/auth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
 
-  it('never redirects to an unregistered redirect_uri (trailing slash, case, other host) or for an unknown client', async () => {
+  it('never redirects to an unregistered redirect_uri (trailing slash, case, other host), for an unknown client or another tenant\'s', async () => {
     for (const redirect_uri of [`${REDIRECT}/`, REDIRECT.replace('callback', 'Callback'), 'https://PORTAL.example/callback', 'https://evil.example/callback', `${REDIRECT}?x=1`]) {
       const response = await authorize({ ...(await base()), redirect_uri });
       expect(response.status, redirect_uri).toBe(400);
@@ -39,8 +39,9 @@ describe('authorization endpoint and code exchange refusals', () => {
       expect(response.headers.get('content-type')).toContain('text/html');
     }
     expect((await authorize({ ...(await base()), client_id: `${TENANT}.00000000-0000-4000-8000-000000000000` })).status).toBe(400);
-    // A client of acme presented as the other tenant's.
-    expect((await authorize(await base(), { 'x-tenant': 'other' })).status).toBe(400);
+    // A client of acme presented as the other tenant's (decisions.md: both given must agree, else 401): a page, no redirect.
+    const foreign = await authorize(await base(), { 'x-tenant': 'other' });
+    expect([foreign.status, foreign.headers.get('location')]).toEqual([401, null]);
     expect((await authorize(await base(), { 'x-tenant': TENANT })).status).toBe(200);
   });
 

@@ -23,6 +23,9 @@ describe('RP-initiated logout and CORS per application', () => {
 
     const elsewhere = await fetch(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example/' }), { redirect: 'manual' });
     expect([elsewhere.status, elsewhere.headers.get('location')]).toEqual([400, null]);
+    // The client's tenant presented as another one (x-tenant): 401, nothing ends.
+    const foreign = await fetch(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: AFTER_LOGOUT }), { redirect: 'manual', headers: { 'x-tenant': 'other' } });
+    expect([foreign.status, foreign.headers.get('location')]).toEqual([401, null]);
     // Refused before anything ended: the session still refreshes.
     const still = await client.refreshTokenGrant(config, tokens.refresh_token!);
 
