@@ -202,6 +202,40 @@ describe('webhook subscriptions over HTTP', () => {
     expect(data.get('login.failed')).toEqual({ userId: null, reason: 'unknown_user' });
   });
 
+  it('sends application.created, updated and secret_rotated as docs/webhooks.md shapes them, never a secret or its hash', async () => {
+    const url = `${receiver.url}?for=applications`;
+    await create({ url, events: ['application.created', 'application.updated', 'application.secret_rotated'] });
+    receiver.answer({ status: 200 });
+    const app = (await call('POST', '/api/applications', { name: 'portal', type: 'web', redirectUris: ['https://portal.example/cb'] })).body.data;
+    await call('PUT', `/api/applications/${app.id}`, { allowedOrigins: ['https://portal.example'] });
+    const rotated = (await call('POST', `/api/applications/${app.id}/rotate-secret`)).body.data;
+
+    const bodies = () => receiver.requests.filter((r) => r.url.endsWith('?for=applications')).map((r) => r.body);
+    await vi.waitFor(() => expect(bodies().length).toBe(3), WAIT);
+    expect(new Map(bodies().map((body) => [JSON.parse(body).type, JSON.parse(body).data]))).toEqual(
+      new Map<string, unknown>([
+        [
+          'application.created',
+          {
+            applicationId: app.id,
+            clientId: app.clientId,
+            name: 'portal',
+            type: 'web',
+            grantTypes: ['authorization_code', 'refresh_token'],
+            scopes: [],
+            redirectUris: ['https://portal.example/cb'],
+            postLogoutRedirectUris: [],
+            allowedOrigins: [],
+          },
+        ],
+        ['application.updated', { applicationId: app.id, allowedOrigins: ['https://portal.example'] }],
+        ['application.secret_rotated', { applicationId: app.id }],
+      ]),
+    );
+    for (const secret of [app.clientSecret, rotated.clientSecret]) expect(bodies().join('\n')).not.toContain(secret);
+    expect(bodies().join('\n')).not.toContain('secretHash');
+  });
+
   it('a receiver that never answers holds up neither the writes nor the other subscriptions', async () => {
     await create({ url: `${receiver.url}?for=stuck`, events: ['user.created'] });
     await create({ url: `${receiver.url}?for=prompt`, events: ['user.created'] });
