@@ -29,11 +29,30 @@ export type AuthorizeOutcome =
 
 type Query = Record<string, string | string[] | undefined>;
 
+/** A loopback IP redirect URI (RFC 8252 7.3) split around its port: `http://127.0.0.1` or `http://[::1]`, and what follows the port. */
+const LOOPBACK_IP_URI = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::(\d{1,5}))?([/?].*)?$/;
+const withoutPort = (uri: string): string | null => {
+  const match = LOOPBACK_IP_URI.exec(uri);
+  return match && Number(match[2] ?? 0) <= 65_535 ? `${match[1]}${match[3] ?? ''}` : null;
+};
+
+/**
+ * Whether `uri` is one of the client's registered redirect URIs, character for character (no
+ * trailing-slash, case or query leniency: RFC 9700 4.1.3). The one exception RFC 9700 2.1 makes:
+ * a native app's loopback IP redirect URI matches with any port (RFC 8252 7.3: the app binds a
+ * port the system picks at the time of the request); everything but the port is still exact.
+ */
+export function redirectUriRegistered(application: Pick<Application, 'type' | 'redirectUris'>, uri: string): boolean {
+  if (application.redirectUris.includes(uri)) return true;
+  const asked = application.type === 'native' ? withoutPort(uri) : null;
+  return asked !== null && application.redirectUris.some((registered) => withoutPort(registered) === asked);
+}
+
 /**
  * Checks an authorization request (RFC 6749 4.1.1, RFC 7636, OIDC Core 3.1.2.1) against the
- * client's registration. redirect_uri must equal a registered one character for character (no
- * trailing-slash, case or query leniency: RFC 9700 4.1.3). state is required; PKCE with S256 is
- * required of public clients and, when sent, S256 only (plain is refused).
+ * client's registration. redirect_uri must be registered (redirectUriRegistered). state is
+ * required; PKCE with S256 is required of public clients and, when sent, S256 only (plain is
+ * refused).
  */
 export function checkAuthorizationRequest(query: Query, application: Application | null, tenant: string, now: number): AuthorizeOutcome {
   // RFC 6749 3.1: no parameter twice.
@@ -41,7 +60,7 @@ export function checkAuthorizationRequest(query: Query, application: Application
   const one = (name: string) => (typeof query[name] === 'string' && query[name] !== '' ? (query[name] as string) : null);
   if (!application) return { kind: 'page', message: 'This application is not known. Return to the application and try again.' };
   const redirectUri = one('redirect_uri');
-  if (!redirectUri || !application.redirectUris.includes(redirectUri) || repeated?.[0] === 'redirect_uri') {
+  if (!redirectUri || !redirectUriRegistered(application, redirectUri) || repeated?.[0] === 'redirect_uri') {
     return { kind: 'page', message: 'The address this application asked to return to is not registered for it.' };
   }
   const state = one('state');

@@ -2,7 +2,7 @@ import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atHash } from '../../../src/modules/oauth/id-tokens.ts';
 import { PERMISSIONS } from '../../../src/modules/roles/index.ts';
-import { claimsOf, codeFlow, discover, REDIRECT, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { claimsOf, codeFlow, discover, freshChecks, REDIRECT, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 /**
  * Every flow driven by openid-client (panva's certified relying-party library), unmodified:
@@ -120,6 +120,23 @@ describe('a standard OIDC client (openid-client) against the service', () => {
     const web = await s.createApplication({ name: 'thief', type: 'web', redirectUris: [REDIRECT] });
     const thief = await discover(s.issuer, web.clientId, web.clientSecret!);
     await expect(client.refreshTokenGrant(thief, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('a native app (public) signs in through a loopback redirect on the port it bound, any port (RFC 8252 7.3)', async () => {
+    const native = await s.createApplication({ name: 'desktop', type: 'native', redirectUris: ['http://127.0.0.1/callback'] });
+    const config = await discover(s.issuer, native.clientId, undefined, client.None());
+    const checks = await freshChecks();
+    const redirect = 'http://127.0.0.1:53123/callback';
+    const url = client.buildAuthorizationUrl(config, { redirect_uri: redirect, scope: 'openid', state: checks.expectedState, nonce: checks.expectedNonce, code_challenge: checks.codeChallenge, code_challenge_method: 'S256' });
+    const answer = await signIn(url);
+    expect(answer.status).toBe(302);
+    const callback = new URL(answer.headers.get('location')!);
+    expect(`${callback.origin}${callback.pathname}`).toBe(redirect);
+    const tokens = await client.authorizationCodeGrant(config, callback, checks);
+    expect(tokens.claims()!.aud).toBe(native.clientId);
+    // Only the port varies: another path is still unregistered (a page, no redirect).
+    const elsewhere = await fetch(client.buildAuthorizationUrl(config, { redirect_uri: 'http://127.0.0.1:53123/callback/', scope: 'openid', state: 's', code_challenge: checks.codeChallenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+    expect([elsewhere.status, elsewhere.headers.get('location')]).toEqual([400, null]);
   });
 
   it('client_credentials with client_secret_post: a token whose scope the admin routes honour', async () => {
