@@ -111,6 +111,24 @@ describe('per-instance caches across two instances', () => {
     expect((await userinfo()).body.given_name).toBe('Augusta');
   });
 
+  it("userinfo on the other instance shows a role's new name once its roles projection has the rename", async () => {
+    const root = await a.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
+    const role = await a.request({ method: 'POST', url: '/api/roles', tenant: PLATFORM, token: root, body: { name: 'reader' } });
+    expect(role.status).toBe(201);
+    const user = { email: 'cy@caches.test', password: 'Cy-Passw0rd!', roles: ['reader'] };
+    expect((await a.request({ method: 'POST', url: '/api/users', tenant: PLATFORM, token: root, body: user })).status).toBe(201);
+    const token = (await a.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: user.email, password: user.password } })).body.data.accessToken;
+    await bCaughtUp('users', 'roles');
+    const userinfo = () => b.request({ method: 'GET', url: '/api/auth/validate', token });
+    expect((await userinfo()).body.roles).toEqual(['reader']);
+    expect((await userinfo()).body.roles).toEqual(['reader']);
+
+    const renamed = await a.request({ method: 'PUT', url: `/api/roles/${role.body.data.id}`, tenant: PLATFORM, token: root, body: { name: 'librarian' } });
+    expect(renamed.status).toBe(200);
+    await bCaughtUp('roles');
+    expect((await userinfo()).body.roles).toEqual(['librarian']);
+  });
+
   it('a user disabled on one instance can no longer refresh on the other once its users projection has the change', async () => {
     const root = await a.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
     const user = { email: 'bob@caches.test', password: 'Bob-Passw0rd!' };

@@ -36,6 +36,8 @@ export function cachedRoles(source: AppliedEventsSource, queries: Pick<RoleQueri
   };
   return {
     list: (tenant: string): Promise<Role[]> => byTenant.get(tenant),
+    /** The tenant's roles (shared: never change them) without a promise once loaded, else the load's promise. */
+    current: (tenant: string): Role[] | Promise<Role[]> => byTenant.current(tenant),
     async get(tenant: string, roleId: string): Promise<Role | null> {
       if (!isUuid(roleId)) return null;
       return (await byTenant.get(tenant)).find((role) => role.id === roleId) ?? null;

@@ -36,7 +36,11 @@ export function cachedTokenSubjects(source: AppliedEventsSource, store: EventSto
       },
     },
   });
-  return { get: (tenant: string, userId: string) => subjects.get(userKey(tenant, userId)) };
+  return {
+    get: (tenant: string, userId: string) => subjects.get(userKey(tenant, userId)),
+    /** The user itself once loaded (no promise, no tick: userinfo answers every token validation), else the load's promise. */
+    current: (tenant: string, userId: string) => subjects.current(userKey(tenant, userId)),
+  };
 }
 
 export type TokenSubjects = ReturnType<typeof cachedTokenSubjects>;
