@@ -45,7 +45,7 @@ const tokenInvalid = () => platformError('TOKEN_INVALID', 'The access token is i
 
 /**
  * The unverified `tid` of a JWT, or null: only a hint of where to verify it. Decoded with node's
- * base64url (half the CPU of jose's decodeJwt, on every userinfo request); any payload that is not a JSON
+ * base64url (half the CPU of jose's decodeJwt, on every userinfo request without x-tenant); any payload that is not a JSON
  * object with a string `tid` gives no hint, and the token is verified in full either way.
  */
 function tenantClaimOf(token: string): string | null {
@@ -62,13 +62,15 @@ function tenantClaimOf(token: string): string | null {
 
 /**
  * Route hook: any valid access token of the x-tenant tenant. On a `tenant: 'credential'` route
- * without x-tenant, the token's own tenant (`tid`), verified like any other. Without a promise when
- * the authenticator answers without one (route.ts runs these hooks in fastify's callback form).
+ * without x-tenant, the token's own tenant (`tid`), verified like any other. With x-tenant the
+ * token's claims are not decoded for a hint: verifying it in that tenant refuses a token of another
+ * (its tid and aud), as on every route. Without a promise when the authenticator answers without
+ * one (route.ts runs these hooks in fastify's callback form).
  */
 export function requireAuthentication(request: FastifyRequest): void | Promise<void> {
   const token = bearerToken(request);
   const tenant =
-    request.routeOptions.config?.tenant === 'credential'
+    request.tenant === null && request.routeOptions.config?.tenant === 'credential'
       ? adoptTenant(request, tenantClaimOf(token), { missing: tokenInvalid, foreign: tokenInvalid })
       : tenantOf(request);
   if (tenant instanceof Promise) {
