@@ -47,9 +47,11 @@ export class LoadingCache<Value> {
   }
 
   private entry(key: string): Entry<Value> {
-    const now = this.now();
     const entry = this.entries.get(key);
-    if (entry && (this.options.ttlMs === undefined || now - entry.loadedAt < this.options.ttlMs)) return entry;
+    // Without a lifetime a kept entry needs no clock read (every authenticated request looks up two).
+    if (entry && this.options.ttlMs === undefined) return entry;
+    const now = this.now();
+    if (entry && now - entry.loadedAt < this.options.ttlMs!) return entry;
     if (!entry && this.entries.size >= this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     const fresh: Entry<Value> = { value: this.load(key), loadedAt: now };
     this.entries.set(key, fresh);
