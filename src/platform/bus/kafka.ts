@@ -139,6 +139,15 @@ class KafkaSubscription implements Subscription {
   /** Restarts after fatal crashes, one at a time; close() waits for the one under way. */
   private restarting: Promise<void> = Promise.resolve();
   private fatalCrashesInARow = 0;
+  /**
+   * Partitions whose position this member has committed since it last joined its group. On a
+   * partition where the group never committed, kafkajs starts where `fromBeginning` says (the end,
+   * for the outbound engine) and keeps that position in memory only: a member killed while its
+   * handler held the partition's first batch would leave nothing committed, and the next member
+   * would start at the end again, past the batch, which the group would then never see. So a
+   * partition's first batch after a join commits its first offset before it is handed over.
+   */
+  private readonly positionsCommitted = new Set<number>();
 
   constructor(
     private readonly consumer: Consumer,
@@ -189,6 +198,7 @@ class KafkaSubscription implements Subscription {
     const { CRASH, GROUP_JOIN } = this.consumer.events;
     this.consumer.on(GROUP_JOIN, () => {
       this.fatalCrashesInARow = 0;
+      this.positionsCommitted.clear();
     });
     this.consumer.on(CRASH, ({ payload }) => {
       if (payload.restart || this.stopping.signal.aborted) return;
@@ -221,7 +231,10 @@ class KafkaSubscription implements Subscription {
         const delivered = batch.messages
           .filter((message) => !passedOver(this.options, headerText(message.headers?.['event-type'])))
           .map((message) => toDeliveredMessage(batch.topic, batch.partition, message));
-        if (delivered.length > 0) await this.options.handler(delivered);
+        if (delivered.length > 0) {
+          await this.commitPosition(payload);
+          await this.options.handler(delivered);
+        }
       } catch (error) {
         const context = { err: error, partition: batch.partition, firstOffset: batch.firstOffset(), attempt };
         this.logger.warn(context, 'event handler failed; redelivering the batch');
@@ -238,6 +251,14 @@ class KafkaSubscription implements Subscription {
       });
       return;
     }
+  }
+
+  /** Commits where the batch's partition starts, once per partition after each join (see positionsCommitted). */
+  private async commitPosition(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    if (this.positionsCommitted.has(batch.partition)) return;
+    await payload.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: batch.firstOffset()! }] }] });
+    this.positionsCommitted.add(batch.partition);
   }
 
   private mayContinue(payload: EachBatchPayload): boolean {
