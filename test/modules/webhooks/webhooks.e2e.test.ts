@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { AUDIT_MAPPING } from '../../../src/modules/audit/event-mapping.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
 import { PLATFORM, type TestService } from '../../support/service.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
@@ -202,38 +203,57 @@ describe('webhook subscriptions over HTTP', () => {
     expect(data.get('login.failed')).toEqual({ userId: null, reason: 'unknown_user' });
   });
 
-  it('sends application.created, updated and secret_rotated as docs/webhooks.md shapes them, never a secret or its hash', async () => {
-    const url = `${receiver.url}?for=applications`;
-    await create({ url, events: ['application.created', 'application.updated', 'application.secret_rotated'] });
+  it('delivers every catalogue type the service emits today (the mapping table), with the data docs/webhooks.md describes', async () => {
+    const url = `${receiver.url}?for=every`;
+    await create({ url, events: ['*'] });
     receiver.answer({ status: 200 });
-    const app = (await call('POST', '/api/applications', { name: 'portal', type: 'web', redirectUris: ['https://portal.example/cb'] })).body.data;
-    await call('PUT', `/api/applications/${app.id}`, { allowedOrigins: ['https://portal.example'] });
-    const rotated = (await call('POST', `/api/applications/${app.id}/rotate-secret`)).body.data;
+    const user = (await call('POST', '/api/users', { email: 'every@platform.test', password: 'Passw0rdOk', firstName: 'Ada' })).body.data;
+    const login = await t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: 'every@platform.test', password: 'Passw0rdOk' } });
+    expect(login.status).toBe(200);
+    const changed = await call('POST', '/api/auth/change-password', { currentPassword: 'Passw0rdOk', newPassword: 'N3wPassw0rd!' }, login.body.data.accessToken);
+    expect(changed.status).toBe(200);
+    await t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: 'every@platform.test', password: 'wrong-guess' } });
+    await call('PUT', `/api/users/${user.id}`, { lastName: 'Lovelace' });
+    await call('PUT', `/api/users/${user.id}`, { enabled: false });
+    await call('PUT', `/api/users/${user.id}`, { enabled: true });
+    const role = (await call('POST', '/api/roles', { name: 'everyone', description: 'All', color: '#abcdef' })).body.data;
+    await call('PUT', `/api/roles/${role.id}`, { description: 'All of them' });
+    await call('POST', `/api/users/${user.id}/roles`, { roleId: role.id });
+    // Deleting a held role takes it from its holder: role.unassigned, then role.deleted.
+    expect((await call('DELETE', `/api/roles/${role.id}`)).status).toBe(200);
+    const app = await call('POST', '/api/applications', { name: 'batch', type: 'm2m', scopes: ['manage:users'] });
+    expect(app.status).toBe(201);
+    expect((await call('PUT', `/api/applications/${app.body.data.id}`, { name: 'batch v2' })).status).toBe(200);
+    const rotated = await call('POST', `/api/applications/${app.body.data.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    await call('DELETE', `/api/users/${user.id}`);
 
-    const bodies = () => receiver.requests.filter((r) => r.url.endsWith('?for=applications')).map((r) => r.body);
-    await vi.waitFor(() => expect(bodies().length).toBe(3), WAIT);
-    expect(new Map(bodies().map((body) => [JSON.parse(body).type, JSON.parse(body).data]))).toEqual(
-      new Map<string, unknown>([
-        [
-          'application.created',
-          {
-            applicationId: app.id,
-            clientId: app.clientId,
-            name: 'portal',
-            type: 'web',
-            grantTypes: ['authorization_code', 'refresh_token'],
-            scopes: [],
-            redirectUris: ['https://portal.example/cb'],
-            postLogoutRedirectUris: [],
-            allowedOrigins: [],
-          },
-        ],
-        ['application.updated', { applicationId: app.id, allowedOrigins: ['https://portal.example'] }],
-        ['application.secret_rotated', { applicationId: app.id }],
-      ]),
+    const emitted = [...new Set(Object.values(AUDIT_MAPPING).flatMap((rule) => ('webhook' in rule && rule.webhook ? [rule.webhook] : [])))];
+    const arrived = () => receiver.requests.filter((r) => r.url.endsWith('?for=every')).map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    await vi.waitFor(() => expect(new Set(arrived().map((body) => body.type))).toEqual(new Set(emitted)), WAIT);
+    const data = (type: string) => arrived().filter((body) => body.type === type).map((body) => body.data);
+    const asUser = { id: user.id, email: 'every@platform.test', firstName: 'Ada', emailVerified: false, createdAt: user.createdAt };
+    expect(data('user.created')).toEqual([{ ...asUser, lastName: null, roles: ['user'] }]);
+    expect(data('login.succeeded')).toEqual([{ userId: user.id, sessionId: expect.any(String), method: expect.any(String) }]);
+    expect(data('login.failed')).toEqual([{ userId: user.id, reason: 'bad_password' }]);
+    expect(data('user.password_changed')).toEqual([{ ...asUser, lastName: null, roles: ['user'] }]);
+    expect(data('user.unblocked')).toEqual([{ ...asUser, lastName: 'Lovelace', roles: ['user'] }]);
+    expect(data('role.created')).toEqual([{ ...role, description: 'All' }]);
+    expect(data('role.deleted')).toEqual([{ ...role, description: 'All of them' }]);
+    expect(data('role.unassigned')).toEqual([{ userId: user.id, roleId: role.id, roleName: 'everyone' }]);
+    const { clientSecret: _secret, ...application } = app.body.data;
+    expect(data('application.created')).toEqual([
+      expect.objectContaining({ applicationId: application.id, clientId: application.clientId, name: 'batch', type: 'm2m', scopes: ['manage:users'] }),
+    ]);
+    expect(Object.keys(data('application.created')[0]!).sort()).toEqual(
+      ['allowedOrigins', 'applicationId', 'clientId', 'grantTypes', 'name', 'postLogoutRedirectUris', 'redirectUris', 'scopes', 'type'],
     );
-    for (const secret of [app.clientSecret, rotated.clientSecret]) expect(bodies().join('\n')).not.toContain(secret);
-    expect(bodies().join('\n')).not.toContain('secretHash');
+    expect(data('application.updated')).toEqual([{ applicationId: application.id, name: 'batch v2' }]);
+    expect(data('application.secret_rotated')).toEqual([{ applicationId: application.id }]);
+    // Neither client secret, nor a hash of one, is ever in a delivery.
+    const sent = receiver.requests.filter((r) => r.url.endsWith('?for=every')).map((r) => r.body).join('\n');
+    for (const secret of [app.body.data.clientSecret, rotated.body.data.clientSecret]) expect(sent).not.toContain(secret);
+    expect(sent).not.toContain('secretHash');
   });
 
   it('a receiver that never answers holds up neither the writes nor the other subscriptions', async () => {
