@@ -6,12 +6,15 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:https';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../../support/https-receiver.ts';
+import { platformAIntake, platformBCollector } from '../../support/log-intakes.ts';
 import { s3CaFile, s3Endpoint, whenS3Reachable } from '../../support/s3.ts';
 import { PLATFORM, type TestService } from '../../support/service.ts';
 import { adminToken, startWebhookService, WAIT } from '../webhooks/webhook-fixtures.ts';
 
-/** Receivers speak at these paths of one local HTTPS server. */
+/** Receivers speak at these paths of one local HTTPS server: the two platforms' intakes as those answer (log-intakes.ts). */
 const PATHS = { webhook: '/stream', platformA: '/api/v2/logs', platformB: '/services/collector/event' };
+const PLATFORM_A_KEYS = new Set(['a-key-1']);
+const PLATFORM_B_TOKENS = new Set(['hec-token-1']);
 
 /**
  * Log streams end to end, the same tests for the in-process bus and for Kafka (`env` names the
@@ -41,7 +44,12 @@ export function logStreamSuite(env: () => Record<string, string>): void {
 
   beforeAll(async () => {
     receiver = await startHttpsReceiver();
-    receiver.answer((request) => (failing.has(request.url) ? { status: 500, body: 'down' } : { status: 200, body: 'ok' }));
+    receiver.answer((request) => {
+      if (failing.has(request.url)) return { status: 500, body: 'down' };
+      if (request.url === PATHS.platformA) return platformAIntake(request, PLATFORM_A_KEYS);
+      if (request.url === PATHS.platformB) return platformBCollector(request, PLATFORM_B_TOKENS);
+      return { status: 200, body: 'ok' };
+    });
     // One trust file for the receiver and, when it runs, the S3-compatible server.
     const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'log-streams-')), 'ca.pem');
     writeFileSync(caFile, [readFileSync(receiver.caFile, 'utf8'), existsSync(s3CaFile) ? readFileSync(s3CaFile, 'utf8') : ''].join('\n'));
@@ -129,6 +137,21 @@ export function logStreamSuite(env: () => Record<string, string>): void {
     const b = await createStream({ name: 'platform-b', type: 'LOG_PLATFORM_B', config: { hecUrl: `${base()}/`, hecToken: 'hec-token-1', index: 'security' }, eventFilters: ['USER_CREATED'] });
     expect(a.config).toMatchObject({ apiKey: '********', region: 'eu1' });
     expect(b.config).toMatchObject({ hecToken: '********', index: 'security' });
+    // Each creation's test delivery was accepted by its intake.
+    const accepted = (path: string) => at(path).filter((request) => request.answered < 300);
+    expect(accepted(PATHS.platformA).flatMap((request) => JSON.parse(request.body)).map((entry) => JSON.parse(entry.message))).toContainEqual(
+      expect.objectContaining({ action: 'LOG_STREAM_TEST', resourceId: a.id }),
+    );
+    expect(accepted(PATHS.platformB).map((request) => JSON.parse(request.body).event)).toContainEqual(expect.objectContaining({ action: 'LOG_STREAM_TEST', resourceId: b.id }));
+    // A key or token the intake does not know fails the creation's test delivery with the intake's answer.
+    for (const body of [
+      { name: 'platform-a-bad', type: 'LOG_PLATFORM_A', config: { apiKey: 'revoked-key', region: 'eu1' } },
+      { name: 'platform-b-bad', type: 'LOG_PLATFORM_B', config: { hecUrl: `${base()}/`, hecToken: 'revoked-token' } },
+    ]) {
+      const refused = await call('POST', '/api/log-streams', body);
+      expect(refused.status, body.type).toBe(400);
+      expect(refused.body.error, body.type).toMatchObject({ code: 'TEST_DELIVERY_FAILED', message: expect.stringContaining('403') });
+    }
     const userId = await createUser();
     await vi.waitFor(() => {
       expect(records(at(PATHS.platformA)).flat().map((entry) => JSON.parse(entry.message).resourceId)).toContain(userId);
