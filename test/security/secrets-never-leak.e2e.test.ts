@@ -23,7 +23,8 @@ const BUS: { name: string; env: Record<string, string>; topic: string } = kafkaR
  * A full account flow with distinctive secret values, then a search of everything the service
  * keeps or sends on: its log (at trace level), every event in the store, every table of the
  * database (read models, inbox, outbound queue, checkpoints, the event table itself), every bus
- * message and every webhook body sent (a delivered one is not kept in the outbound queue). E-mail is
+ * message, every webhook body and every log-stream record sent (a delivered one is not kept in the
+ * outbound queue). E-mail is
  * the one channel a link's token is meant to travel through, and a webhook request's headers the one
  * place a signature goes, so neither is searched.
  */
@@ -77,6 +78,14 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
 
   it('runs the flow, then finds none of its secrets anywhere', async () => {
     const admin = await t.token({ sub: 'admin', tenant: PLATFORM, roles: ['admin'] });
+    // Log streams first, so the flow's audit entries stream too: a credential header and a collector token, both sealed.
+    const streamBase = `https://localhost:${receiver.port}`;
+    for (const stream of [
+      { name: 'siem', type: 'WEBHOOK', config: { url: `${streamBase}/stream`, headers: { Authorization: `Bearer ${remember('log stream header', distinctive('Hdr'))}` } } },
+      { name: 'hec', type: 'LOG_PLATFORM_B', config: { hecUrl: streamBase, hecToken: remember('log stream token', distinctive('Hec')) } },
+    ]) {
+      expect((await post('/api/log-streams', stream, admin)).status).toBe(201);
+    }
     const email = 'leak@p.test';
     const created = await post('/api/users', { email, password: remember('initial password', distinctive('Pw1')) }, admin);
     expect(created.status).toBe(201);
@@ -131,6 +140,9 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
     const granted = await post('/api/auth/token', { grant_type: 'client_credentials', client_id: client.body.data.clientId, client_secret: clientSecret, scope: 'manage:users' });
     expect(granted.status, JSON.stringify(granted.body)).toBe(200);
 
+    // The streams' records of the flow, up to its last audited step, have arrived.
+    const streamed = () => receiver.requests.filter((request) => request.url !== '/hook');
+    await expect.poll(() => streamed().filter((request) => request.body.includes('APPLICATION_SECRET_ROTATED')).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
     // Everything written so far has reached the bus.
     const head = await t.store.lastWrittenPosition();
     await expect.poll(() => busMessages.some((m) => BigInt(m.value.position) >= head), { timeout: 10_000 }).toBe(true);
@@ -140,12 +152,14 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
       log: logLines.join(''),
       bus: JSON.stringify(busMessages),
       events: JSON.stringify(await allEvents(t), (_key, value) => (typeof value === 'bigint' ? String(value) : value)),
-      'webhook bodies': receiver.requests.map((request) => request.body).join('\n'),
+      'webhook bodies': receiver.requests.filter((request) => request.url === '/hook').map((request) => request.body).join('\n'),
+      'log stream records': streamed().map((request) => request.body).join('\n'),
       ...(await everyTable(t)),
     };
     expect(logLines.filter((line) => line.includes('request completed')).length).toBeGreaterThan(8);
     expect(Object.keys(places)).toEqual(expect.arrayContaining(['table users', 'table sessions', 'table events', 'table outbound_deliveries', 'table outbound_bodies']));
     expect(places['webhook bodies']).toContain('hooked@p.test');
+    expect(places['log stream records']).toContain('PASSWORD_RESET');
 
     const leaks = [...secrets].flatMap(([label, secret]) =>
       Object.entries(places).filter(([, text]) => text.includes(secret)).map(([place]) => `${label} in ${place}`),
