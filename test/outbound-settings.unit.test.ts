@@ -9,6 +9,14 @@ describe('outbound delivery settings', () => {
     expect(() => loadConfig({ IAM_WEBHOOK_RETRY_SCHEDULE: '1m,soon' })).toThrowError(/IAM_WEBHOOK_RETRY_SCHEDULE/);
   });
 
+  it("defaults to the spec's limits: 30 seconds an attempt, log-stream retries from 30 seconds, internal targets refused", () => {
+    const config = loadConfig({});
+    expect(config.IAM_OUTBOUND_TIMEOUT_MS).toBe(30_000);
+    expect(config.IAM_LOG_STREAM_RETRY_BASE_MS).toBe(30_000);
+    expect(config.IAM_ALLOW_PRIVATE_NETWORK_TARGETS).toBe(false);
+    expect(outboundClientFromConfig(config)).toMatchObject({ options: { timeoutMs: 30_000, allowPrivateNetworks: false } });
+  });
+
   it('fails the start with the setting named when IAM_OUTBOUND_CA_FILE cannot be read', () => {
     const config = loadConfig({ IAM_OUTBOUND_CA_FILE: '/nonexistent/ca.pem' });
     expect(() => outboundClientFromConfig(config)).toThrowError(ConfigError);
