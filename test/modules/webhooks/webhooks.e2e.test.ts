@@ -229,7 +229,8 @@ describe('webhook subscriptions over HTTP', () => {
     await call('DELETE', `/api/users/${user.id}`);
 
     const emitted = [...new Set(Object.values(AUDIT_MAPPING).flatMap((rule) => ('webhook' in rule && rule.webhook ? [rule.webhook] : [])))];
-    const arrived = () => receiver.requests.filter((r) => r.url.endsWith('?for=every')).map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    const bodies = () => receiver.requests.filter((r) => r.url.endsWith('?for=every')).map((r) => r.body);
+    const arrived = () => bodies().map((body) => JSON.parse(body) as { type: string; data: Record<string, unknown> });
     await vi.waitFor(() => expect(new Set(arrived().map((body) => body.type))).toEqual(new Set(emitted)), WAIT);
     const data = (type: string) => arrived().filter((body) => body.type === type).map((body) => body.data);
     const asUser = { id: user.id, email: 'every@platform.test', firstName: 'Ada', emailVerified: false, createdAt: user.createdAt };
@@ -251,7 +252,7 @@ describe('webhook subscriptions over HTTP', () => {
     expect(data('application.updated')).toEqual([{ applicationId: application.id, name: 'batch v2' }]);
     expect(data('application.secret_rotated')).toEqual([{ applicationId: application.id }]);
     // Neither client secret, nor a hash of one, is ever in a delivery.
-    const sent = receiver.requests.filter((r) => r.url.endsWith('?for=every')).map((r) => r.body).join('\n');
+    const sent = bodies().join('\n');
     for (const secret of [app.body.data.clientSecret, rotated.body.data.clientSecret]) expect(sent).not.toContain(secret);
     expect(sent).not.toContain('secretHash');
   });

@@ -53,22 +53,6 @@ describe('outbound delivery queue', () => {
     expect(await queue.claimDue(afterLease, 500, 60_000)).toHaveLength(200);
   });
 
-  it('reports its backlog for the metrics: every waiting delivery, and how long the oldest due one has waited', async () => {
-    const queue = new Queue(db.pool, 'backlog');
-    const enqueuedAt = new Date('2026-01-01T00:00:00Z');
-    expect(await queue.backlog(enqueuedAt)).toEqual({ depth: 0, oldestDueSeconds: 0 });
-    await queue.enqueue(db.pool, deliveries(3), enqueuedAt);
-    await queue.enqueue(db.pool, deliveries(2), new Date(enqueuedAt.getTime() + 30_000));
-    // 90 s after the first: 5 waiting, the oldest due for 90 s; before any is due, none has waited.
-    expect(await queue.backlog(new Date(enqueuedAt.getTime() + 90_000))).toEqual({ depth: 5, oldestDueSeconds: 90 });
-    expect(await queue.backlog(new Date(enqueuedAt.getTime() - 1_000))).toEqual({ depth: 5, oldestDueSeconds: 0 });
-    // Claimed and delivered deliveries leave the backlog.
-    const claimed = await queue.claimDue(new Date(enqueuedAt.getTime() + 10_000), 10, 60_000);
-    expect(claimed).toHaveLength(3);
-    await queue.recordDelivered(claimed.map((delivery) => ({ delivery, result: { ...failed, ok: true, status: 200, error: null }, startedAt: new Date(enqueuedAt.getTime() + 10_000) })));
-    expect(await queue.backlog(new Date(enqueuedAt.getTime() + 90_000))).toEqual({ depth: 2, oldestDueSeconds: 60 });
-  });
-
   const delivered = { ...failed, ok: true, status: 200, error: null };
   const deliveredNow = (delivery: ClaimedDelivery, at: Date) => ({ delivery, result: delivered, startedAt: at });
   /** The consumer's settled rows in a transaction of their own, with their targets' counts; how many were new. */
@@ -82,6 +66,22 @@ describe('outbound delivery queue', () => {
   /** One failed attempt recorded alone: its target's consecutive failed deliveries. */
   const recordFailure = async (queue: Queue, delivery: ClaimedDelivery, retryAt: Date | null, at: Date) =>
     (await queue.recordFailures([{ delivery, result: failed, startedAt: at, retryAt }])).get(delivery.targetId);
+
+  it('reports its backlog for the metrics: every waiting delivery, and how long the oldest due one has waited', async () => {
+    const queue = new Queue(db.pool, 'backlog');
+    const enqueuedAt = new Date('2026-01-01T00:00:00Z');
+    expect(await queue.backlog(enqueuedAt)).toEqual({ depth: 0, oldestDueSeconds: 0 });
+    await queue.enqueue(db.pool, deliveries(3), enqueuedAt);
+    await queue.enqueue(db.pool, deliveries(2), new Date(enqueuedAt.getTime() + 30_000));
+    // 90 s after the first: 5 waiting, the oldest due for 90 s; before any is due, none has waited.
+    expect(await queue.backlog(new Date(enqueuedAt.getTime() + 90_000))).toEqual({ depth: 5, oldestDueSeconds: 90 });
+    expect(await queue.backlog(new Date(enqueuedAt.getTime() - 1_000))).toEqual({ depth: 5, oldestDueSeconds: 0 });
+    // Claimed and delivered deliveries leave the backlog.
+    const claimed = await queue.claimDue(new Date(enqueuedAt.getTime() + 10_000), 10, 60_000);
+    expect(claimed).toHaveLength(3);
+    await queue.recordDelivered(claimed.map((delivery) => deliveredNow(delivery, new Date(enqueuedAt.getTime() + 10_000))));
+    expect(await queue.backlog(new Date(enqueuedAt.getTime() + 90_000))).toEqual({ depth: 2, oldestDueSeconds: 60 });
+  });
 
   it('records each attempt and schedules the retry; only a failed delivery (no attempt left) counts, a delivered one resets the count', async () => {
     const queue = new Queue(db.pool, 'attempts');
