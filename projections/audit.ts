@@ -1,8 +1,8 @@
-import { AUDIT_MAPPING, auditEntryOf, auditRuleOf, eraseAuditEntries, insertAuditEntries, type Summary } from '../src/modules/audit/index.ts';
+import { AUDIT_MAPPING, auditEntriesInsert, auditEntryOf, auditRuleOf, eraseAuditEntries, insertAuditEntries, type Summary } from '../src/modules/audit/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { eventCatalogue } from '../src/event-catalogue.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
-import { defineProjection, type ProjectionBatchHandler, type ProjectionHandler } from '../src/platform/projections/projection.ts';
+import { defineProjection, type ProjectionBatchWrites, type ProjectionHandler } from '../src/platform/projections/projection.ts';
 
 async function summaryBefore(tx: PoolClient, event: RecordedEvent): Promise<Summary | null> {
   const rule = auditRuleOf(event.type);
@@ -39,8 +39,9 @@ const project: ProjectionHandler = async (event, tx) => {
 const entryOf = (event: RecordedEvent, before: Summary | null) => auditEntryOf({ ...event, data: eventCatalogue.maskedData(event) }, before);
 
 /** A run of events whose rule keeps no summary and erases nothing (tuple writes, logins): one multi-row insert. */
-const projectRun: ProjectionBatchHandler = async (events, tx) => {
-  await insertAuditEntries(tx, events.flatMap((event) => entryOf(event, null)?.entry ?? []));
+const projectRun: ProjectionBatchWrites = (events) => {
+  const entries = events.flatMap((event) => entryOf(event, null)?.entry ?? []);
+  return entries.length === 0 ? [] : [auditEntriesInsert(entries)];
 };
 
 const audited = Object.keys(AUDIT_MAPPING).filter((type) => auditRuleOf(type));
@@ -57,5 +58,5 @@ export const auditProjection = defineProjection({
   tables: ['audit_resource_summaries'],
   handlers: Object.fromEntries(audited.filter(oneByOne).map((type) => [type, project])),
   // Bulk tuple writes append hundreds of events a request; their entries need no earlier summary.
-  batchHandlers: Object.fromEntries(audited.filter((type) => !oneByOne(type)).map((type) => [type, projectRun])),
+  batchWrites: Object.fromEntries(audited.filter((type) => !oneByOne(type)).map((type) => [type, projectRun])),
 });

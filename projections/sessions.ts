@@ -3,7 +3,7 @@ import type { UserErased } from '../src/modules/users/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { ERASED } from '../src/platform/events/personal-data.ts';
 import type { RecordedEvent } from '../src/platform/eventstore/port.ts';
-import { defineProjection } from '../src/platform/projections/projection.ts';
+import { defineProjection, type ProjectionBatchWrites, type Statement } from '../src/platform/projections/projection.ts';
 
 const addSeconds = (iso: string, seconds: number) => new Date(new Date(iso).getTime() + seconds * 1000).toISOString();
 
@@ -11,15 +11,17 @@ const addSeconds = (iso: string, seconds: number) => new Date(new Date(iso).getT
  * Activity moves updatedAt and the idle deadline with it. A run of activity events leaves each
  * session at its latest moment, as applying them one by one (each only if newer) would.
  */
-function markUsed(at: (event: RecordedEvent) => { sessionId: string; at: string }) {
-  return async (events: RecordedEvent[], tx: PoolClient): Promise<void> => {
+function markUsed(at: (event: RecordedEvent) => { sessionId: string; at: string }): ProjectionBatchWrites {
+  return (events) => {
     const uses = events.map(at);
-    await tx.query(
-      `update sessions s set updated_at = u.at, idle_expires_at = u.at + (s.idle_expires_at - s.updated_at)
+    return [
+      {
+        text: `update sessions s set updated_at = u.at, idle_expires_at = u.at + (s.idle_expires_at - s.updated_at)
          from (select tenant_id, id, max(at) as at from unnest($1::text[], $2::uuid[], $3::timestamptz[]) as x(tenant_id, id, at) group by 1, 2) u
         where s.tenant_id = u.tenant_id and s.id = u.id and s.updated_at < u.at`,
-      [events.map((event) => event.metadata.tenantId), uses.map((use) => use.sessionId), uses.map((use) => use.at)],
-    );
+        values: [events.map((event) => event.metadata.tenantId), uses.map((use) => use.sessionId), uses.map((use) => use.at)],
+      },
+    ];
   };
 }
 
@@ -54,11 +56,11 @@ export const sessionsProjection = defineProjection({
     },
   },
   // Logins and refresh grants: the hot events.
-  batchHandlers: {
-    SessionStarted: async (events, tx) => {
+  batchWrites: {
+    SessionStarted: (events) => {
       const started = events.map((event) => event.data as SessionStarted['data']);
       // Named: planned once per connection (an insert from arrays plans the same whatever the table holds).
-      await tx.query({
+      const insert: Statement = {
         name: 'sessions_started',
         text: `insert into sessions (tenant_id, id, user_id, ip_address, user_agent, device, created_at, updated_at, expires_at, idle_expires_at)
          select s.tenant_id, s.id, s.user_id, s.ip_address, s.user_agent, s.device, s.started_at, s.started_at, s.expires_at, s.idle_expires_at
@@ -77,7 +79,8 @@ export const sessionsProjection = defineProjection({
           started.map((d) => d.expiresAt),
           started.map((d) => addSeconds(d.startedAt, d.idleTimeoutSeconds)),
         ],
-      });
+      };
+      return [insert];
     },
     SessionRefreshed: markUsed((event) => {
       const { sessionId, refreshedAt } = event.data as SessionRefreshed['data'];

@@ -51,7 +51,7 @@ export const usersProjection = defineProjection({
       await tx.query('update users set locked_until = null where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId]);
     },
   },
-  // Sign-ups, imports and logins: the hot events.
+  // Sign-ups and imports: the hot events.
   batchHandlers: {
     UserCreated: async (events, tx) => {
       const created = events.map((event) => ({ tenantId: event.metadata.tenantId, at: event.metadata.occurredAt, ...(event.data as UserCreated['data']) }));
@@ -83,20 +83,25 @@ export const usersProjection = defineProjection({
         roles.map((r) => r[2]),
       ]);
     },
+  },
+  // Logins: the hot event, its statement sent with the group's opening.
+  batchWrites: {
     // The last login of each user in the run is the one that stays.
-    LoginSucceeded: async (events, tx) => {
+    LoginSucceeded: (events) => {
       const last = new Map(events.map((event) => [`${event.metadata.tenantId}\n${(event.data as LoginSucceeded['data']).userId}`, event]));
       const logins = [...last.values()];
-      await tx.query(
-        `update users set last_login_at = l.at
+      return [
+        {
+          text: `update users set last_login_at = l.at
            from unnest($1::text[], $2::uuid[], $3::timestamptz[]) as l(tenant_id, id, at)
           where users.tenant_id = l.tenant_id and users.id = l.id`,
-        [
-          logins.map((event) => event.metadata.tenantId),
-          logins.map((event) => (event.data as LoginSucceeded['data']).userId),
-          logins.map((event) => event.metadata.occurredAt),
-        ],
-      );
+          values: [
+            logins.map((event) => event.metadata.tenantId),
+            logins.map((event) => (event.data as LoginSucceeded['data']).userId),
+            logins.map((event) => event.metadata.occurredAt),
+          ],
+        },
+      ];
     },
   },
 });

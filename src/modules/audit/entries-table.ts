@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { PoolClient, Queryable } from '../../platform/db/pool.ts';
 import { maskValuePaths } from '../../platform/events/field-paths.ts';
 import { ERASED } from '../../platform/events/personal-data.ts';
@@ -11,7 +12,11 @@ import type { AuditEntry } from './entry.ts';
  * retried batch) must not fail or change its entry.
  */
 export async function insertAuditEntries(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
-  if (entries.length === 0) return;
+  if (entries.length > 0) await db.query(auditEntriesInsert(entries));
+}
+
+/** insertAuditEntries' statement, for one or more entries. */
+export function auditEntriesInsert(entries: readonly AuditEntry[]): pg.QueryConfig<unknown[]> {
   const n = entries.length;
   const [tenantIds, ids, actions, userIds, resources, resourceIds, statuses, errorCodes, errorMessages, clientIps, userAgents, metadata, createdAts] =
     Array.from({ length: 13 }, () => new Array<string | null>(n));
@@ -32,13 +37,13 @@ export async function insertAuditEntries(db: Queryable, entries: readonly AuditE
     createdAts![i] = e.createdAt;
   }
   // Named: planned once per connection (an insert from arrays plans the same whatever the table holds).
-  await db.query({
+  return {
     name: 'audit_log_entries',
     text: `insert into audit_log (tenant_id, id, action, user_id, resource, resource_id, status, error_code, error_message, client_ip, user_agent, metadata, created_at)
      select * from unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::timestamptz[])
      on conflict (tenant_id, id) do nothing`,
     values: [tenantIds, ids, actions, userIds, resources, resourceIds, statuses, errorCodes, errorMessages, clientIps, userAgents, metadata, createdAts],
-  });
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 // The public surface of the audit module: other modules, the composition root and the read models import only this.
-export { eraseAuditEntries, insertAuditEntries } from './entries-table.ts';
+export { auditEntriesInsert, eraseAuditEntries, insertAuditEntries } from './entries-table.ts';
 export { auditEntryOf } from './entry.ts';
 export { eventFeed } from './event-feed.ts';
 export { registerEventFeedRoutes } from './event-feed-routes.ts';

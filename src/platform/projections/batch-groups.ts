@@ -48,10 +48,19 @@ export class BatchGroups {
   /**
    * `expected`: the checkpoint the batch expects (see checkpointedBatches); it then starts without
    * waiting to read it. `size`: the batch's events, which decides whether the turn is small.
+   * `writes`: the batch as statements (see checkpointedBatches), for a group sent whole.
    */
-  apply<T>(name: string, work: CheckpointedWork<T>['work'], expected?: bigint, size = Number.POSITIVE_INFINITY): Promise<T> {
+  apply<T>(name: string, work: CheckpointedWork<T>['work'], expected?: bigint, size = Number.POSITIVE_INFINITY, writes?: CheckpointedWork<T>['writes']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ name, work, size, ...(expected === undefined ? {} : { expected }), resolve: resolve as (result: unknown) => void, reject });
+      this.queue.push({
+        name,
+        work,
+        size,
+        ...(expected === undefined ? {} : { expected }),
+        ...(writes === undefined ? {} : { writes }),
+        resolve: resolve as (result: unknown) => void,
+        reject,
+      });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => this.flush());

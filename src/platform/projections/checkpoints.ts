@@ -1,4 +1,7 @@
+import type pg from 'pg';
+import pgUtils from 'pg/lib/utils.js';
 import { inOneWrite, type Pool, type PoolClient, type Queryable } from '../db/pool.ts';
+import type { Statement } from './projection.ts';
 
 export async function ensureCheckpoint(db: Queryable, name: string): Promise<bigint> {
   await db.query('insert into projection_checkpoints (name) values ($1) on conflict (name) do nothing', [name]);
@@ -40,6 +43,8 @@ const GROUP_LOCKS = `select pg_advisory_xact_lock(${LOCK_CLASS}, l.key) from (se
 const GROUP_CHECKPOINTS = 'select name, position from projection_checkpoints where name = any($1::text[])';
 const GROUP_SAVE =
   'update projection_checkpoints c set position = v.position, updated_at = now() from unnest($1::text[], $2::bigint[]) v(name, position) where c.name = v.name';
+/** Moves each checkpoint from the expected position, or raises (migration 0043). */
+const GROUP_ADVANCE = 'select projection_checkpoints_advance($1::text[], $2::bigint[], $3::bigint[])';
 
 /** A projection's batch: `work` gets its locked checkpoint and answers the position to save (null: save nothing) with its result. */
 export interface CheckpointedWork<T> {
@@ -47,6 +52,12 @@ export interface CheckpointedWork<T> {
   work: (tx: PoolClient, checkpoint: bigint) => Promise<{ save: bigint | null; result: T }>;
   /** The checkpoint the batch expects (the one its worker saw last): lets it start before the checkpoint is read. */
   expected?: bigint;
+  /**
+   * The batch as statements that read nothing, to apply on `expected` (which it then needs), with
+   * the position to save and the result `work` would answer there: a group made only of such
+   * batches is sent whole, in one write and one round trip.
+   */
+  writes?: { statements: Statement[]; reached: bigint; result: T };
 }
 
 /**
@@ -60,7 +71,8 @@ export interface CheckpointedWork<T> {
  * opening statements (in the same write, so still after the locks), and the checkpoints it reads
  * are compared afterwards: a batch that found another one fails the whole transaction (the caller
  * applies it again, not optimistically). So a group of one-statement batches costs two round trips
- * (three otherwise), not two plus one per batch. Answers each batch's result, in order; if one
+ * (three otherwise), not two plus one per batch, and one when every batch comes as `writes`
+ * (sentWhole). Answers each batch's result, in order; if one
  * fails, the transaction is rolled back once every batch has settled.
  * Commits without waiting for the WAL flush: a crash can lose only last batches together with their
  * checkpoints (one transaction), and the projections apply them again from the log.
@@ -68,6 +80,7 @@ export interface CheckpointedWork<T> {
 export async function checkpointedBatches(pool: Pool, batches: readonly CheckpointedWork<unknown>[], optimistic = false): Promise<unknown[]> {
   const client = await pool.connect();
   try {
+    if (optimistic && batches.every((batch) => batch.expected !== undefined && batch.writes)) return await sentWhole(client, batches);
     const names = batches.map((batch) => batch.name);
     const optimisticStart = optimistic && batches.every((batch) => batch.expected !== undefined);
     // The opening statements, and with an optimistic start the batches' first statements, in one write.
@@ -109,4 +122,39 @@ export async function checkpointedBatches(pool: Pool, batches: readonly Checkpoi
   } finally {
     client.release();
   }
+}
+
+/**
+ * A group whose batches are all `writes`, sent in one write: the opening, every batch's statements
+ * in order, the checkpoints' advance from the expected positions (which raises when one stands
+ * elsewhere) and the commit. An error anywhere aborts the transaction, and PostgreSQL then answers
+ * the commit by rolling back: the group throws, and nothing of it is kept. Every statement reaches
+ * the server or none does: the values are encoded first (as the client's bind would, which could
+ * throw and leave a statement out of a transaction that still commits), and a name prepared on this
+ * connection with another text (which the client refuses without sending) is refused here, first.
+ */
+async function sentWhole(client: PoolClient, batches: readonly CheckpointedWork<unknown>[]): Promise<unknown[]> {
+  const statements = batches.flatMap((batch) => batch.writes!.statements.map((statement) => sendable(client, statement)));
+  const names = batches.map((batch) => batch.name);
+  const advance = [names, batches.map((batch) => batch.expected!.toString()), batches.map((batch) => batch.writes!.reached.toString())];
+  const answers = await inOneWrite(client, () =>
+    Promise.allSettled([
+      client.query('begin; set local synchronous_commit = off'),
+      client.query({ name: 'projection_group_locks', text: GROUP_LOCKS, values: [names] }),
+      ...statements.map((statement) => client.query(statement)),
+      client.query({ name: 'projection_group_advance', text: GROUP_ADVANCE, values: advance }),
+      client.query('commit'),
+    ]),
+  );
+  const failed = answers.find((answer) => answer.status === 'rejected');
+  if (failed) throw failed.reason;
+  if ((answers.at(-1) as PromiseFulfilledResult<pg.QueryResult>).value.command !== 'COMMIT') throw new Error('the projection group was rolled back');
+  return batches.map((batch) => batch.writes!.result);
+}
+
+function sendable(client: PoolClient, statement: Statement): Statement {
+  const { connection } = client as unknown as { connection: Record<'parsedStatements' | 'submittedNamedStatements', Record<string, string>> };
+  const prepared = statement.name === undefined ? undefined : (connection.parsedStatements[statement.name] ?? connection.submittedNamedStatements[statement.name]);
+  if (prepared !== undefined && prepared !== statement.text) throw new Error(`statement ${statement.name} is prepared with another text`);
+  return { ...statement, values: statement.values?.map((value) => pgUtils.prepareValue(value)) };
 }

@@ -8,7 +8,7 @@ import { FollowerGroup } from './follower-group.ts';
 import { IdleBatches } from './idle-batches.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
-import { applyEvents, handles, type Projection } from './projection.ts';
+import { applyEvents, handles, writesOf, type Projection } from './projection.ts';
 
 /** How often a worker whose subscription failed asks the database again for its checkpoint. */
 const RECOVERY_RETRY_MS = 200;
@@ -126,13 +126,17 @@ export class ProjectionWorker {
    */
   private async applyBatch(saved: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name } = this.projection;
+    const last = events.at(-1)!.position;
+    // What the work below does on the checkpoint it expects (saved, which another runner's may have
+    // put past some of these events), as statements when the projection has them.
+    const statements = last > saved ? writesOf(this.projection, events.filter((event) => event.position > saved)) : null;
+    const writes = statements === null ? undefined : { statements, reached: last, result: { reached: last } };
     const outcome = await this.batches.apply<{ rewindTo: bigint } | { reached: bigint }>(name, async (tx, checkpoint) => {
       if (checkpoint < saved) return { save: null, result: { rewindTo: checkpoint } };
-      const last = events.at(-1)!.position;
       if (checkpoint >= last) return { save: null, result: { reached: checkpoint } }; // another runner applied it already
       await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
       return { save: last, result: { reached: last } };
-    }, saved, events.length);
+    }, saved, events.length, writes);
     if ('rewindTo' in outcome) {
       this.logger.info({ projection: name, position: String(outcome.rewindTo) }, 'checkpoint moved back; rewinding');
       this.restarting = this.restartFrom(outcome.rewindTo);

@@ -31,12 +31,34 @@ const counters = defineProjection({
   },
 });
 
+// The same counter, each run of events applied by statements that read nothing (batchWrites): a
+// group of such batches is sent whole. One upsert per event, so a run is several statements in order.
+const writtenCounters = defineProjection({
+  name: 'test-written-counters',
+  tables: ['test_written_counters'],
+  handlers: {},
+  batchWrites: {
+    Counted: (events) =>
+      events.map((event) => ({
+        text: `insert into test_written_counters (stream_id, count, last_event) values ($1, 1, $2)
+               on conflict (stream_id) do update set count = test_written_counters.count + 1, last_event = $2`,
+        values: [event.streamId, event.id],
+      })),
+  },
+});
+const counterModels = [
+  ['one by one', counters, 'test_counters'],
+  ['as statements', writtenCounters, 'test_written_counters'],
+] as const;
+
 describe('projection runner', () => {
   let db: TestDatabase;
   let store: PostgresEventStore;
   beforeAll(async () => {
     db = await createTestDatabase();
     await db.pool.query('create table test_counters (stream_id text primary key, count int not null, last_event uuid not null)');
+    await db.pool.query('create table test_written_counters (like test_counters including all)');
+    await db.pool.query('create table test_group_writes (like test_counters including all)');
     await db.pool.query('create table test_gated (event_id uuid primary key)');
     await db.pool.query('create table test_tallies (projection text, stream_id text, count int not null, primary key (projection, stream_id))');
     store = new PostgresEventStore(db.pool, { pollIntervalMs: 50 });
@@ -46,7 +68,7 @@ describe('projection runner', () => {
     await db.drop();
   });
 
-  const rows = async () => (await db.pool.query('select * from test_counters order by stream_id')).rows;
+  const rows = async (table = 'test_counters') => (await db.pool.query(`select * from ${table} order by stream_id`)).rows;
 
   it('applies events, commits the checkpoint with the rows, and lets writers wait for a position', async () => {
     const runner = new ProjectionRunner([counters], store, db.pool, logger);
@@ -63,7 +85,8 @@ describe('projection runner', () => {
     }
   });
 
-  it("sends a group's opening statements with an optimistic batch's first one in one write to the socket, and its closing in one", async () => {
+  /** A pipelined pool of one connection whose writes to the socket are counted. */
+  const countedWrites = async (test: (pool: pg.Pool, writes: () => number) => Promise<void>) => {
     const pool = pipelinedPool(db.pool, 1);
     try {
       const client = await pool.connect();
@@ -74,14 +97,92 @@ describe('projection runner', () => {
         const write = socket[method]!.bind(socket);
         socket[method] = (...args: unknown[]) => ((writes += 1), write(...args));
       }
-      const expected = await ensureCheckpoint(pool, 'test-writes');
-      writes = 0;
-      const work = async (tx: pg.PoolClient) => ((await tx.query('select 1')), { save: expected, result: 'applied' });
-      expect(await checkpointedBatches(pool, [{ name: 'test-writes', expected, work }], true)).toEqual(['applied']);
-      expect(writes).toBe(2);
+      await test(pool, () => writes);
     } finally {
       await pool.end();
     }
+  };
+
+  it("sends a group's opening statements with an optimistic batch's first one in one write to the socket, and its closing in one", () =>
+    countedWrites(async (pool, writes) => {
+      const expected = await ensureCheckpoint(pool, 'test-writes');
+      const before = writes();
+      const work = async (tx: pg.PoolClient) => ((await tx.query('select 1')), { save: expected, result: 'applied' });
+      expect(await checkpointedBatches(pool, [{ name: 'test-writes', expected, work }], true)).toEqual(['applied']);
+      expect(writes() - before).toBe(2);
+    }));
+
+  describe('a group whose batches all come as statements (writes)', () => {
+    const stream = () => `written-acme.${newId()}`;
+    const upsert = (id: string) => ({
+      text: `insert into test_group_writes (stream_id, count, last_event) values ($1, 1, $2)
+             on conflict (stream_id) do update set count = test_group_writes.count + 1, last_event = $2`,
+      values: [id, newId()],
+    });
+    const unused = async (): Promise<never> => {
+      throw new Error('the batch was applied by its work, not sent whole');
+    };
+    const counted = async (id: string) => (await rows('test_group_writes')).find((row) => row.stream_id === id)?.count ?? 0;
+
+    it('is sent whole in one write to the socket, and moves each checkpoint with its rows', () =>
+      countedWrites(async (pool, writes) => {
+        const [a, b] = [stream(), stream()];
+        const [fromA, fromB] = [await ensureCheckpoint(pool, 'test-writes-a'), await ensureCheckpoint(pool, 'test-writes-b')];
+        const before = writes();
+        const results = await checkpointedBatches(
+          pool,
+          [
+            { name: 'test-writes-a', expected: fromA, work: unused, writes: { statements: [upsert(a), upsert(a)], reached: fromA + 5n, result: 'a' } },
+            { name: 'test-writes-b', expected: fromB, work: unused, writes: { statements: [upsert(b)], reached: fromB + 7n, result: 'b' } },
+          ],
+          true,
+        );
+        expect(writes() - before).toBe(1);
+        expect(results).toEqual(['a', 'b']);
+        expect([await counted(a), await counted(b)]).toEqual([2, 1]);
+        expect([await readCheckpoint(pool, 'test-writes-a'), await readCheckpoint(pool, 'test-writes-b')]).toEqual([fromA + 5n, fromB + 7n]);
+      }));
+
+    it('is rolled back whole when a checkpoint is not where its batch expected it (another runner moved it)', async () => {
+      const pool = pipelinedPool(db.pool, 1);
+      try {
+        const [a, b] = [stream(), stream()];
+        const [fromA, fromB] = [await ensureCheckpoint(pool, 'test-writes-a'), await ensureCheckpoint(pool, 'test-writes-b')];
+        await expect(
+          checkpointedBatches(
+            pool,
+            [
+              { name: 'test-writes-a', expected: fromA, work: unused, writes: { statements: [upsert(a)], reached: fromA + 1n, result: 'a' } },
+              { name: 'test-writes-b', expected: fromB - 1n, work: unused, writes: { statements: [upsert(b)], reached: fromB + 1n, result: 'b' } },
+            ],
+            true,
+          ),
+        ).rejects.toThrow(/checkpoint moved/);
+        expect([await counted(a), await counted(b)]).toEqual([0, 0]);
+        expect([await readCheckpoint(pool, 'test-writes-a'), await readCheckpoint(pool, 'test-writes-b')]).toEqual([fromA, fromB]);
+        // The connection is out of the aborted transaction: the next group commits.
+        const next = await checkpointedBatches(pool, [{ name: 'test-writes-a', expected: fromA, work: unused, writes: { statements: [upsert(a)], reached: fromA + 1n, result: 'a' } }], true);
+        expect([next, await counted(a)]).toEqual([['a'], 1]);
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('is rolled back whole when one of its statements fails, the statements before it included', async () => {
+      const pool = pipelinedPool(db.pool, 1);
+      try {
+        const a = stream();
+        const from = await ensureCheckpoint(pool, 'test-writes-a');
+        const failing = { text: 'insert into test_group_writes (stream_id, count, last_event) values ($1, null, $2)', values: [stream(), newId()] };
+        await expect(
+          checkpointedBatches(pool, [{ name: 'test-writes-a', expected: from, work: unused, writes: { statements: [upsert(a), failing, upsert(a)], reached: from + 1n, result: 'a' } }], true),
+        ).rejects.toThrow(/null value/);
+        expect(await counted(a)).toBe(0);
+        expect(await readCheckpoint(pool, 'test-writes-a')).toBe(from);
+      } finally {
+        await pool.end();
+      }
+    });
   });
 
   it('resumes from its checkpoint after a restart without applying anything twice', async () => {
@@ -119,9 +220,9 @@ describe('projection runner', () => {
     }
   });
 
-  it('two runners of one projection (two instances) never apply an event twice', async () => {
-    const a = new ProjectionRunner([counters], store, db.pool, logger);
-    const b = new ProjectionRunner([counters], store, db.pool, logger);
+  it.each(counterModels)('two runners of one projection (two instances) never apply an event twice (events applied %s)', async (_, model, table) => {
+    const a = new ProjectionRunner([model], store, db.pool, logger);
+    const b = new ProjectionRunner([model], store, db.pool, logger);
     await Promise.all([a.start(), b.start()]);
     try {
       const stream = `counter-acme.${newId()}`;
@@ -129,7 +230,7 @@ describe('projection runner', () => {
       for (let i = 0; i < 20; i += 1) last = (await store.append(stream, [testEvent('Counted')])).position;
       expect(await a.waitFor(last, 5000)).toBe(true);
       expect(await b.waitFor(last, 5000)).toBe(true);
-      expect((await rows()).find((r) => r.stream_id === stream).count).toBe(20);
+      expect((await rows(table)).find((r) => r.stream_id === stream).count).toBe(20);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
@@ -201,21 +302,21 @@ describe('projection runner', () => {
     }
   });
 
-  it('rebuilds from position 0 to identical rows, while a runner keeps running', async () => {
-    const runner = new ProjectionRunner([counters], store, db.pool, logger);
+  it.each(counterModels)('rebuilds from position 0 to identical rows, while a runner keeps running (events applied %s)', async (_, model, table) => {
+    const runner = new ProjectionRunner([model], store, db.pool, logger);
     await runner.start();
     try {
       const { position } = await store.append(`counter-acme.${newId()}`, [testEvent('Counted')]);
       expect(await runner.waitFor(position, 5000)).toBe(true);
-      const before = await rows();
-      await rebuildProjection(counters, store, db.pool, logger);
-      expect(await rows()).toEqual(before);
+      const before = await rows(table);
+      await rebuildProjection(model, store, db.pool, logger);
+      expect(await rows(table)).toEqual(before);
       // The running instance rewound with the reset and keeps applying new events exactly once.
       const stream = `counter-acme.${newId()}`;
       const next = await store.append(stream, [testEvent('Counted'), testEvent('Counted')]);
       expect(await runner.waitFor(next.position, 5000)).toBe(true);
-      expect((await rows()).find((r) => r.stream_id === stream).count).toBe(2);
-      expect((await rows()).filter((r) => r.stream_id !== stream)).toEqual(before);
+      expect((await rows(table)).find((r) => r.stream_id === stream).count).toBe(2);
+      expect((await rows(table)).filter((r) => r.stream_id !== stream)).toEqual(before);
     } finally {
       await runner.stop();
     }
