@@ -168,6 +168,24 @@ describe('projection runner', () => {
       }
     });
 
+    it('sends nothing when the client cannot encode one of its statements (it would leave that one out and commit the rest)', async () => {
+      const pool = pipelinedPool(db.pool, 1);
+      try {
+        const a = stream();
+        const from = await ensureCheckpoint(pool, 'test-writes-a');
+        const circular: Record<string, unknown> = {};
+        circular.self = circular;
+        const unencodable = { text: 'select $1::jsonb', values: [circular] };
+        await expect(
+          checkpointedBatches(pool, [{ name: 'test-writes-a', expected: from, work: unused, writes: { statements: [upsert(a), unencodable], reached: from + 1n, result: 'a' } }], true),
+        ).rejects.toThrow(/circular/);
+        expect(await counted(a)).toBe(0);
+        expect(await readCheckpoint(pool, 'test-writes-a')).toBe(from);
+      } finally {
+        await pool.end();
+      }
+    });
+
     it('is rolled back whole when one of its statements fails, the statements before it included', async () => {
       const pool = pipelinedPool(db.pool, 1);
       try {
