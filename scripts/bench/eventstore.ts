@@ -129,14 +129,16 @@ const counts = (table: string) =>
     name: table,
     tables: [table],
     handlers: {},
-    batchHandlers: {
-      BenchEvent: async (events, tx) => {
+    batchWrites: {
+      BenchEvent: (events) => {
         const perStream = new Map<string, number>();
         for (const e of events) perStream.set(e.streamId, (perStream.get(e.streamId) ?? 0) + 1);
-        await tx.query(
-          `insert into ${table} select * from unnest($1::text[], $2::int[]) on conflict (stream_id) do update set n = ${table}.n + excluded.n`,
-          [[...perStream.keys()], [...perStream.values()]],
-        );
+        return [
+          {
+            text: `insert into ${table} select * from unnest($1::text[], $2::int[]) on conflict (stream_id) do update set n = ${table}.n + excluded.n`,
+            values: [[...perStream.keys()], [...perStream.values()]],
+          },
+        ];
       },
     },
   });

@@ -76,6 +76,7 @@ export async function applyEvents(projection: Projection, events: RecordedEvent[
 
 /** The statements that apply `events` (as applyEvents would), or null when one of them is handled otherwise than by batchWrites. */
 export function writesOf(projection: Projection, events: RecordedEvent[]): Statement[] | null {
+  if (!projection.batchWrites) return null;
   const statements: Statement[] = [];
   for (const run of runs(projection, events)) {
     const writes = projection.batchWrites?.[run[0]!.type];
