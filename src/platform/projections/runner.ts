@@ -127,8 +127,8 @@ export class ProjectionWorker {
   private async applyBatch(saved: bigint, events: RecordedEvent[]): Promise<bigint | 'rewind'> {
     const { name } = this.projection;
     const last = events.at(-1)!.position;
-    // What the work below does on the checkpoint it expects (saved, which another runner's may have
-    // put past some of these events), as statements when the projection has them.
+    // What the work below does on the checkpoint it expects (saved: another runner may have saved it
+    // past some of these events), as statements when the projection has them.
     const statements = last > saved ? writesOf(this.projection, events.filter((event) => event.position > saved)) : null;
     const writes = statements === null ? undefined : { statements, reached: last, result: { reached: last } };
     const outcome = await this.batches.apply<{ rewindTo: bigint } | { reached: bigint }>(name, async (tx, checkpoint) => {
