@@ -62,13 +62,18 @@ function* runs(projection: Projection, events: RecordedEvent[]): Generator<Recor
   }
 }
 
+/** Runs statements of batchWrites in order on the transaction. */
+export async function runWrites(statements: readonly Statement[], tx: PoolClient): Promise<void> {
+  for (const statement of statements) await tx.query(statement);
+}
+
 /** Applies events in order. */
 export async function applyEvents(projection: Projection, events: RecordedEvent[], tx: PoolClient): Promise<void> {
   const { handlers, batchHandlers = {}, batchWrites = {} } = projection;
   for (const run of runs(projection, events)) {
     const { type } = run[0]!;
     const writes = batchWrites[type];
-    if (writes) for (const statement of writes(run)) await tx.query(statement);
+    if (writes) await runWrites(writes(run), tx);
     else if (batchHandlers[type]) await batchHandlers[type](run, tx);
     else await handlers[type]!(run[0]!, tx);
   }

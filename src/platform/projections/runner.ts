@@ -8,7 +8,7 @@ import { FollowerGroup } from './follower-group.ts';
 import { IdleBatches } from './idle-batches.ts';
 import { PositionWaiters } from './position-waiters.ts';
 import type { AppliedEventsSource } from './read-model-cache.ts';
-import { applyEvents, handles, writesOf, type Projection } from './projection.ts';
+import { applyEvents, handles, runWrites, writesOf, type Projection } from './projection.ts';
 
 /** How often a worker whose subscription failed asks the database again for its checkpoint. */
 const RECOVERY_RETRY_MS = 200;
@@ -134,7 +134,9 @@ export class ProjectionWorker {
     const outcome = await this.batches.apply<{ rewindTo: bigint } | { reached: bigint }>(name, async (tx, checkpoint) => {
       if (checkpoint < saved) return { save: null, result: { rewindTo: checkpoint } };
       if (checkpoint >= last) return { save: null, result: { reached: checkpoint } }; // another runner applied it already
-      await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
+      // On the expected checkpoint the statements built above are the work (a group not sent whole).
+      if (statements !== null && checkpoint === saved) await runWrites(statements, tx);
+      else await applyEvents(this.projection, events.filter((event) => event.position > checkpoint), tx);
       return { save: last, result: { reached: last } };
     }, saved, events.length, writes);
     if ('rewindTo' in outcome) {
