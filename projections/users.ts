@@ -1,9 +1,14 @@
 import type { AccountLocked, AccountUnlocked, LoginSucceeded } from '../src/modules/auth/index.ts';
+import type { TotpDisabled, TotpEnabled } from '../src/modules/mfa/index.ts';
 import type { UserCreated, UserDeleted, UserDisabled, UserEnabled, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../src/modules/users/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
 const SEARCH = "lower(concat_ws(' ', email, username, first_name, last_name))";
+
+async function setTotp(tx: PoolClient, tenant: string, userId: string, enabled: boolean): Promise<void> {
+  await tx.query('update users set totp_enabled = $3 where tenant_id = $1 and id = $2', [tenant, userId, enabled]);
+}
 
 async function setEnabled(tx: PoolClient, tenant: string, userId: string, enabled: boolean, at: string): Promise<void> {
   await tx.query('update users set enabled = $3, updated_at = $4 where tenant_id = $1 and id = $2', [tenant, userId, enabled, at]);
@@ -46,6 +51,8 @@ export const usersProjection = defineProjection({
       const { userId, lockedUntil } = event.data as AccountLocked['data'];
       await tx.query('update users set locked_until = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId, lockedUntil]);
     },
+    TotpEnabled: async (event, tx) => setTotp(tx, event.metadata.tenantId, (event.data as TotpEnabled['data']).userId, true),
+    TotpDisabled: async (event, tx) => setTotp(tx, event.metadata.tenantId, (event.data as TotpDisabled['data']).userId, false),
     AccountUnlocked: async (event, tx) => {
       const { userId } = event.data as AccountUnlocked['data'];
       await tx.query('update users set locked_until = null where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId]);

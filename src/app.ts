@@ -1,10 +1,11 @@
 import { applicationCommands, applicationQueries, cachedApplications, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
 import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
-import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
+import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, secondFactorGuard, secondFactorSignIn, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { TUPLE_TYPES_ANSWERED_FROM_INDEX, fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
 import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
+import { mfaCommands, registerMfaRoutes } from './modules/mfa/index.ts';
 import { cachedRoles, registerRoleRoutes, roleCommands, roleQueries } from './modules/roles/index.ts';
 import { SessionActivity, SessionExpirySweep, registerSessionRoutes, sessionActivityTypes, sessionCommands, sessionQueries, sessionReactions } from './modules/sessions/index.ts';
 import { cachedSettings, registerSettingsRoutes, settingsCommands, settingsQueries } from './modules/settings/index.ts';
@@ -127,6 +128,7 @@ export async function buildService(infra: Infrastructure) {
   const sessionSweep = new SessionExpirySweep({ ...sessions, logger, intervalMs: config.SESSION_SWEEP_INTERVAL_S * 1000 });
   const loginDeps = { ...commandDeps, hasher, tokens, roles: roles.queries, settings, sessions: sessions.commands };
   const login = passwordLogin(loginDeps);
+  const completeSecondFactor = secondFactorSignIn({ ...loginDeps, secretBox });
   const authenticate = authenticatedSessions(loginDeps);
   const background = new BackgroundTasks(logger);
   const links = emailLinkCommands(commandDeps);
@@ -236,6 +238,7 @@ export async function buildService(infra: Infrastructure) {
   registerUserHistoryRoutes(app, history);
   registerAuthRoutes(app, {
     login,
+    completeSecondFactor,
     signup: signup({ users: users.commands, settings, authenticate }),
     grants,
     grantErrors: OAUTH_GRANT_ERRORS,
@@ -246,8 +249,9 @@ export async function buildService(infra: Infrastructure) {
   const magic = magicLinks({ store, links, authenticate, requestLink });
   registerCredentialRoutes(app, { passwords, magicLinks: magic, lockout });
   const csrf = formCsrf(infra.masterKey, { secureCookie: config.IAM_PUBLIC_URL.startsWith('https:') });
-  registerLinkPages(app, { passwords, magicLinks: magic, csrf });
-  oauth.registerRoutes(app, { login, csrf });
+  registerLinkPages(app, { passwords, magicLinks: magic, completeSecondFactor, csrf });
+  oauth.registerRoutes(app, { login, completeSecondFactor, csrf });
+  registerMfaRoutes(app, { commands: mfaCommands({ ...commandDeps, secretBox, guard: secondFactorGuard({ ...commandDeps, settings }) }), subjects: users.subjects });
   registerSessionRoutes(app, sessions);
   registerSettingsRoutes(app, { commands: settingsCommands(commandDeps), queries: settings });
   registerFgaRoutes(app, fga, config.READ_YOUR_WRITES_TIMEOUT_MS);

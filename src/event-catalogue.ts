@@ -1,5 +1,6 @@
 import { applicationEvents } from './modules/applications/index.ts';
 import { loginEvents } from './modules/auth/index.ts';
+import { mfaEvents } from './modules/mfa/index.ts';
 import { emailLinkEvents } from './modules/email-links/index.ts';
 import { fgaModelEvents, fgaTupleEvents } from './modules/fga/index.ts';
 import { signingKeyEvents } from './modules/keys/index.ts';
@@ -31,6 +32,7 @@ export const eventCatalogue = new EventCatalogue([
   ...userEvents,
   ...roleEvents,
   ...loginEvents,
+  ...mfaEvents,
   ...sessionEvents,
   ...emailLinkEvents,
   ...signingKeyEvents,

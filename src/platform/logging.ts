@@ -8,7 +8,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   const options = {
     level,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.newPassword', '*.currentPassword', '*.token', '*.refreshToken', '*.secret', '*.clientSecret'],
+      paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.newPassword', '*.currentPassword', '*.token', '*.refreshToken', '*.secret', '*.clientSecret', '*.mfaToken', '*.mfa_token', '*.recoveryCodes', '*.otpauthUrl'],
       censor: '[REDACTED]',
     },
   };

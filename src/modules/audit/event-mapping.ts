@@ -11,17 +11,18 @@ import type { TenantEvent } from '../tenants/index.ts';
 import { USER_PERSONAL_FIELDS, type RoleRef, type UserEvent } from '../users/index.ts';
 import type { WebhookEvent } from '../webhooks/index.ts';
 import type { LogStreamEvent } from '../log-streams/index.ts';
+import type { MfaEvent } from '../mfa/index.ts';
 import type { ReservationEventType } from '../../platform/commands/reservations.ts';
 import { REDACTED } from '../../platform/events/catalogue.ts';
 import type { AuditAction, ResourceKind, WebhookEventType } from './vocabulary.ts';
 
 /** Every event type the service records. */
 export type KnownEventType =
-  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent)['type']
+  | (UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent | MfaEvent)['type']
   | ReservationEventType;
 
 type DataOf<T extends KnownEventType> = Extract<
-  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent,
+  UserEvent | LoginEvent | EmailLinkEvent | SigningKeyEvent | RoleEvent | SessionEvent | SettingsEvent | TenantEvent | FgaModelEvent | FgaTupleEvent | WebhookEvent | ApplicationEvent | AuthorizationCodeEvent | DeviceAuthorizationEvent | LogStreamEvent | MfaEvent,
   { type: T }
 >['data'];
 
@@ -137,8 +138,20 @@ export const AUDIT_MAPPING: AuditMapping = {
     resource: 'user',
     resourceId: userId,
     webhook: 'login.succeeded',
-    details: (d) => ({ sessionId: d.sessionId, method: d.method }),
+    details: (d) => ({ sessionId: d.sessionId, method: d.method, ...(d.secondFactor ? { secondFactor: d.secondFactor } : {}) }),
   },
+  LoginMfaRequired: {
+    actions: ['LOGIN_MFA_REQUIRED'],
+    actor: userId,
+    resource: 'user',
+    resourceId: userId,
+    webhook: 'login.mfa_required',
+    details: (d) => ({ method: d.method, availableMethods: d.methods, expiresAt: d.expiresAt }),
+  },
+  TotpSetupStarted: { actions: ['MFA_SETUP_STARTED'], resource: 'user', resourceId: userId, webhook: null, details: () => ({ method: 'totp' }) },
+  TotpEnabled: { actions: ['MFA_ENABLED'], resource: 'user', resourceId: userId, webhook: null, details: (d) => ({ method: 'totp', recoveryCodes: d.recoveryCodeHashes.length }) },
+  TotpDisabled: { actions: ['MFA_DISABLED'], resource: 'user', resourceId: userId, webhook: null, details: (d) => ({ method: 'totp', with: d.proof.method }) },
+  SecondFactorUsed: { notAudited: 'a code spent at sign-in: LoginSucceeded (same append) is audited as LOGIN with its secondFactor' },
   LoginFailed: {
     actions: ['LOGIN'],
     actor: (d) => d.userId,

@@ -1,4 +1,5 @@
 import { lockedUntil, loginDecider, loginStreamId, type LoginEvent } from '../auth/index.ts';
+import { factorsDecider, mfaStreamId, type MfaEvent } from '../mfa/index.ts';
 import { userDecider, userStreamId, type UserDetail, type UserEvent } from '../users/index.ts';
 import { fold } from '../../platform/commands/decider.ts';
 import type { EventStore, RecordedEvent } from '../../platform/eventstore/port.ts';
@@ -17,10 +18,11 @@ const asDomainEvents = <E>(events: RecordedEvent[]) => events.map(({ type, data 
 
 /**
  * The user as GET /api/users/{id} showed it at `asOf`: the user's stream folded with the users
- * decider up to that instant, with last login and lock from the login stream; null when the user
- * did not exist then (not yet created, or already deleted). Two-factor and phone have no events yet.
+ * decider up to that instant, with last login and lock from the login stream and TOTP from the
+ * second-factor stream; null when the user did not exist then (not yet created, or already
+ * deleted). Phone, SMS and WebAuthn have no events yet.
  */
-export function userAsOf(userEvents: RecordedEvent[], loginEvents: RecordedEvent[], asOf: Date): UserDetail | null {
+export function userAsOf(userEvents: RecordedEvent[], loginEvents: RecordedEvent[], mfaEvents: RecordedEvent[], asOf: Date): UserDetail | null {
   const until = (event: RecordedEvent) => new Date(event.metadata.occurredAt) <= asOf;
   const seen = userEvents.filter(until);
   const user = fold(userDecider, asDomainEvents<UserEvent>(seen));
@@ -41,7 +43,7 @@ export function userAsOf(userEvents: RecordedEvent[], loginEvents: RecordedEvent
     phoneNumberVerified: false,
     lastLoginAt: lastLogin?.metadata.occurredAt ?? null,
     lockedUntil: lockedUntil(fold(loginDecider, asDomainEvents<LoginEvent>(logins)), asOf)?.toISOString() ?? null,
-    twoFactor: { totpEnabled: false, smsEnabled: false, webauthnEnabled: false },
+    twoFactor: { totpEnabled: fold(factorsDecider, asDomainEvents<MfaEvent>(mfaEvents.filter(until))).totpSecret !== null, smsEnabled: false, webauthnEnabled: false },
   };
 }
 
@@ -63,7 +65,8 @@ export function userHistory(store: EventStore, masked: (event: RecordedEvent) =>
     async asOf(tenant: string, userId: string, at: Date): Promise<UserDetail | null> {
       const events = await userEvents(tenant, userId);
       if (events.length === 0) return null;
-      return userAsOf(events, await store.readStream(loginStreamId(tenant, userId)), at);
+      const [logins, factors] = await Promise.all([store.readStream(loginStreamId(tenant, userId)), store.readStream(mfaStreamId(tenant, userId))]);
+      return userAsOf(events, logins, factors, at);
     },
   };
 }

@@ -10,7 +10,7 @@ import { tenantOf } from '../../platform/http/tenant-resolution.ts';
 import type { LockoutCommands } from './lockout.ts';
 import type { magicLinks } from './magic-link.ts';
 import type { PasswordFlows } from './password-flows.ts';
-import { issuedTokensSchema } from './routes.ts';
+import { signInData, signInSchema } from './routes.ts';
 
 const emailBody = z.strictObject({ email: z.string().trim().min(1).max(254) });
 const tokenSchema = z.string().min(1).max(200);
@@ -92,14 +92,13 @@ export function registerCredentialRoutes(app: HttpServer, deps: CredentialRouteD
     access: publicAccess,
     method: 'POST',
     url: '/api/auth/magic-link/verify',
-    summary: 'Exchange a magic-link token for the login response (TOKEN_INVALID / TOKEN_EXPIRED 400)',
+    summary:
+      'Exchange a magic-link token for the login response, or for the second factor\'s challenge on an account with one, as login ' +
+      '(TOKEN_INVALID / TOKEN_EXPIRED 400)',
     body: z.strictObject({ token: tokenSchema }),
-    responses: { 200: okBody(issuedTokensSchema) },
+    responses: { 200: okBody(signInSchema) },
     errors: [...LINK_ERRORS, 'ACCOUNT_LOCKED', 'INVALID_CREDENTIALS'],
-    handler: async (request) => {
-      const { tokens } = await deps.magicLinks.consume(tenantOf(request).name, request.body.token, commandContextOf(request));
-      return ok(tokens);
-    },
+    handler: async (request) => ok(signInData(await deps.magicLinks.consume(tenantOf(request).name, request.body.token, commandContextOf(request)))),
   });
 
   route(app, {

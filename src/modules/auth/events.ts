@@ -1,19 +1,44 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../../platform/events/define-event.ts';
+import { SECOND_FACTOR_METHODS } from '../mfa/index.ts';
 import { userStreamId } from '../users/index.ts';
 
 /**
- * Why a login failed. `bad_password` and `no_password` are guesses and count towards lockout;
- * `disabled` (right password, disabled account), `locked` and `unknown_user` do not.
+ * Why a login failed. `bad_password`, `no_password` and `bad_otp` (a wrong second-factor code) are
+ * guesses and count towards lockout; `disabled` (right password, disabled account), `locked` and
+ * `unknown_user` do not.
  */
-export const LOGIN_FAILURE_REASONS = ['bad_password', 'disabled', 'no_password', 'locked', 'unknown_user'] as const;
+export const LOGIN_FAILURE_REASONS = ['bad_password', 'disabled', 'no_password', 'locked', 'unknown_user', 'bad_otp'] as const;
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 export const ACCOUNT_UNLOCK_REASONS = ['admin', 'password_reset'] as const;
 export type AccountUnlockReason = (typeof ACCOUNT_UNLOCK_REASONS)[number];
 
 export const loginSucceeded = defineEvent({
   type: 'LoginSucceeded',
-  data: z.strictObject({ userId: z.string(), sessionId: z.string(), method: z.string() }),
+  description: 'secondFactor and challengeHash are set when the sign-in passed a second-factor challenge (LoginMfaRequired).',
+  data: z.strictObject({
+    userId: z.string(),
+    sessionId: z.string(),
+    method: z.string(),
+    secondFactor: z.enum(SECOND_FACTOR_METHODS).optional(),
+    challengeHash: z.string().optional(),
+  }),
+  sensitive: ['challengeHash'],
+});
+export const loginMfaRequired = defineEvent({
+  type: 'LoginMfaRequired',
+  description:
+    'The first factor passed on an account with a second factor: a challenge (the SHA-256 of the mfaToken\'s secret) is open until expiresAt; ' +
+    'amr names the first factor, methods what may complete it.',
+  data: z.strictObject({
+    userId: z.string(),
+    method: z.string(),
+    amr: z.array(z.string()),
+    challengeHash: z.string(),
+    expiresAt: z.string(),
+    methods: z.array(z.enum(SECOND_FACTOR_METHODS)),
+  }),
+  sensitive: ['challengeHash'],
 });
 export const loginFailed = defineEvent({
   type: 'LoginFailed',
@@ -33,10 +58,11 @@ export const accountUnlocked = defineEvent({
   data: z.strictObject({ userId: z.string(), reason: z.enum(ACCOUNT_UNLOCK_REASONS) }),
 });
 
-export const loginEvents = [loginSucceeded, loginFailed, accountLocked, accountUnlocked];
+export const loginEvents = [loginSucceeded, loginMfaRequired, loginFailed, accountLocked, accountUnlocked];
 
 export type LoginSucceeded = EventOf<typeof loginSucceeded>;
 export type LoginFailed = EventOf<typeof loginFailed>;
+export type LoginMfaRequired = EventOf<typeof loginMfaRequired>;
 export type AccountLocked = EventOf<typeof accountLocked>;
 export type AccountUnlocked = EventOf<typeof accountUnlocked>;
 export type LoginEvent = EventOf<(typeof loginEvents)[number]>;

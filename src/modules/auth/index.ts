@@ -1,5 +1,6 @@
 // The public surface of the auth module: other modules, the composition root and the read models import only this.
 export { tokenAuthenticator } from './authenticator.ts';
+export { secondFactorGuard } from './code-guard.ts';
 export { registerCredentialRoutes } from './credential-routes.ts';
 export { errorStatuses } from './errors.ts';
 export { loginEvents, loginStreamId } from './events.ts';
@@ -8,7 +9,8 @@ export { linkDelivery } from './link-delivery.ts';
 export { registerLinkPages } from './link-pages.ts';
 export { lockoutCommands } from './lockout.ts';
 export { lockedUntil, loginDecider } from './login-decider.ts';
-export { authenticatedSessions, passwordLogin } from './login.ts';
+export { authenticatedSessions, passwordLogin, secondFactorSignIn } from './login.ts';
+export type { IssuedTokens, SignInResult } from './login.ts';
 export { magicLinks } from './magic-link.ts';
 export { passwordFlows } from './password-flows.ts';
 export { registerAuthRoutes } from './routes.ts';

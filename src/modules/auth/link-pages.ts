@@ -1,3 +1,4 @@
+import { codeFields, codeMethod } from '../mfa/index.ts';
 import { passwordSchema } from '../users/index.ts';
 import { z } from 'zod';
 import { DomainError } from '../../platform/errors.ts';
@@ -8,12 +9,14 @@ import { publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { TENANT_NAME, type TenantRef } from '../../platform/http/tenant-resolution.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { secondFactorSignIn } from './login.ts';
 import type { magicLinks } from './magic-link.ts';
 import type { PasswordFlows } from './password-flows.ts';
 
 export interface LinkPageDeps {
   passwords: PasswordFlows;
   magicLinks: ReturnType<typeof magicLinks>;
+  completeSecondFactor: ReturnType<typeof secondFactorSignIn>;
   csrf: FormCsrf;
 }
 
@@ -35,6 +38,7 @@ const LINK_PROBLEMS: Record<string, string> = {
   LINK_INVALID: 'This link is not valid or has already been used. Request a new one from the application.',
   ACCOUNT_LOCKED: 'This account is locked after too many failed attempts. Try again later; the link stays usable until it expires.',
   INVALID_CREDENTIALS: 'This link cannot sign in this account.',
+  MFA_TOKEN_INVALID: 'This sign-in has expired. Request a new link from the application.',
 };
 
 const hidden = (fields: Fields) => Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
@@ -146,15 +150,33 @@ export function registerLinkPages(app: HttpServer, deps: LinkPageDeps): void {
     },
   });
 
+  /** The second step on an account with a second factor: the code, bound to the same link and CSRF purpose. */
+  const codeStep = (request: FastifyRequest, reply: FastifyReply, link: Link, mfaToken: string, errors: string[] = []) =>
+    sendPage(reply, errors.length ? 400 : 200, SIGN_IN, html`${problems(errors)}${form(request, reply, 'magic-link', link, html`${codeFields(mfaToken)}<button type="submit">Verify</button>`)}`);
+  const signedIn = (reply: FastifyReply) => sendPage(reply, 200, 'You are signed in', html`<p>You are signed in. You can close this page and return to the application.</p>`);
+
   route(app, {
     ...PAGE,
     method: 'POST',
     url: '/magic-link',
-    summary: "The sign-in page's form (tenant, token, csrf): spends the link and starts the session; no token is shown",
-    handler: (request, reply) => onPost(request, reply, 'magic-link', SIGN_IN, async (link) => {
+    summary:
+      "The sign-in page's form (tenant, token, csrf): spends the link and starts the session; no token is shown. On an account with a second " +
+      'factor it then asks for the code (mfa_token and code, 400 with the form again for a wrong one)',
+    handler: (request, reply) => onPost(request, reply, 'magic-link', SIGN_IN, async (link, fields) => {
       // The session starts as through the API; its tokens are not shown (docs/decisions.md).
-      await deps.magicLinks.consume(link.tenant.name, link.token, commandContextOf(request));
-      return sendPage(reply, 200, 'You are signed in', html`<p>You are signed in. You can close this page and return to the application.</p>`);
+      const context = commandContextOf(request);
+      const { mfa_token: mfaToken, code = '' } = fields;
+      if (!mfaToken) {
+        const { challenge } = await deps.magicLinks.consume(link.tenant.name, link.token, context);
+        return challenge ? codeStep(request, reply, link, challenge.mfaToken) : signedIn(reply);
+      }
+      try {
+        await deps.completeSecondFactor(link.tenant.name, mfaToken, codeMethod(code), code, context);
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === 'INVALID_OTP')) throw error;
+        return codeStep(request, reply, link, mfaToken, ['The code is not valid. Try again.']);
+      }
+      return signedIn(reply);
     }),
   });
 }

@@ -1,16 +1,30 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { availableMethods, factorsDecider, factorsRead, invalidCode, mfaStreamId, proofOf, spendAppend, type FactorsState, type SecondFactorMethod } from '../mfa/index.ts';
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
 import { emailReservation, userDecider, userStreamId, type ActiveUser, type PasswordHasher, type UserState } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, loadStates, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
+import { handleCommand, loadState, loadStates, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { reservationReads, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
-import { newId } from '../../platform/ids.ts';
+import { isUuid, newId } from '../../platform/ids.ts';
+import { WrongExpectedVersionError } from '../../platform/eventstore/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { accessTokenFor } from './access-tokens.ts';
 import { loginAttemptStreamId, loginStreamId, type LoginFailed } from './events.ts';
-import { accountLocked, lockedUntil, loginDecider, type LoginAttempt, type LoginState } from './login-decider.ts';
+import {
+  accountLocked,
+  lockedUntil,
+  loginDecider,
+  mfaTokenInvalid,
+  openChallenge,
+  type LoginAttempt,
+  type LoginCommand,
+  type LoginState,
+  type SecondFactorAttempt,
+} from './login-decider.ts';
 import type { TokenService } from './tokens.ts';
 
 export interface LoginDeps extends ReservationDeps {
@@ -29,12 +43,26 @@ export interface IssuedTokens {
   tokenType: 'Bearer';
   expiresIn: number;
   sessionId: string;
+  mfaEnrollmentRequired?: true;
+}
+
+/**
+ * decisions.md, Security settings: while requireMfaForAdmin holds, an administrator (admin:all)
+ * with no second factor signs in with a password alone, told to enrol one. Called only for an
+ * account without a factor (one with a factor passes it).
+ */
+async function mustEnrolFactor(deps: Pick<LoginDeps, 'settings' | 'roles'>, tenant: string, user: ActiveUser): Promise<boolean> {
+  const { settings } = await deps.settings.nested(tenant);
+  if (!settings.login.requireMfaForAdmin) return false;
+  const held = await deps.roles.byNames(tenant, user.roles.map((role) => role.name));
+  return held.some((role) => role.permissions.includes('admin:all') && user.roles.some((ref) => ref.id === role.id));
 }
 
 const accountReads = (tenant: string, userId: string) =>
   [
     { decider: userDecider, streamId: userStreamId(tenant, userId) },
     { decider: loginDecider, streamId: loginStreamId(tenant, userId) },
+    factorsRead(tenant, userId),
   ] as const;
 
 /** The account an e-mail's holder names, if it is active and still has that e-mail. */
@@ -50,25 +78,29 @@ const userIdOf = (owner: string) => owner.slice(owner.indexOf('.') + 1);
  * (never a lagging read model). One round trip when this instance saw the e-mail's holder before:
  * the reservation, the user and the login stream's tails are read together, and the result is used
  * only if the reservation still names that user (else the holder's streams are read next, as on a
- * first login: the reservation, then the user's two streams).
+ * first login: the reservation, then the user's three streams: profile, logins, second factors).
  */
-export async function accountByEmail(deps: Pick<ReservationDeps, 'store' | 'reservationNames'>, tenant: string, email: string): Promise<{ user: ActiveUser; lockout: LoginState } | null> {
+export async function accountByEmail(
+  deps: Pick<ReservationDeps, 'store' | 'reservationNames'>,
+  tenant: string,
+  email: string,
+): Promise<{ user: ActiveUser; lockout: LoginState; factors: FactorsState } | null> {
   const reservation = reservationReads(deps, tenant, 'email', email);
   const guess = reservation.remembered();
   let owner: string | null;
-  let account: [LoadedState<UserState>, LoadedState<LoginState>] | null = null;
+  let account: [LoadedState<UserState>, LoadedState<LoginState>, LoadedState<FactorsState>] | null = null;
   if (guess) {
-    const [keyed, legacy, user, lockout] = await loadStates(deps, [...reservation.reads, ...accountReads(tenant, userIdOf(guess))]);
+    const [keyed, legacy, user, lockout, factors] = await loadStates(deps, [...reservation.reads, ...accountReads(tenant, userIdOf(guess))]);
     owner = reservation.holderAt(keyed, legacy).owner;
-    if (owner === guess) account = [user, lockout];
+    if (owner === guess) account = [user, lockout, factors];
   } else {
     const [keyed, legacy] = await loadStates(deps, reservation.reads);
     owner = reservation.holderAt(keyed, legacy).owner;
   }
   if (!owner) return null;
-  const [user, lockout] = account ?? (await loadStates(deps, accountReads(tenant, userIdOf(owner))));
+  const [user, lockout, factors] = account ?? (await loadStates(deps, accountReads(tenant, userIdOf(owner))));
   const active = activeHolder(tenant, owner, user.state);
-  return active && { user: active, lockout: lockout.state };
+  return active && { user: active, lockout: lockout.state, factors: factors.state };
 }
 
 /** A failure that changes no account's state (unknown account, locked account), kept for the audit log. */
@@ -77,7 +109,24 @@ async function recordApart(deps: CommandDeps, tenant: string, data: LoginFailed[
   await deps.store.append(loginAttemptStreamId(tenant, newId()), toNewEvents([failed], context, deps.clock), 'no_stream');
 }
 
-type Proof = Pick<LoginAttempt, 'method' | 'passwordMatches'> & { amr: string[] };
+type Proof = Pick<LoginAttempt, 'method' | 'passwordMatches'> & {
+  amr: string[];
+  /** The account's second factors when the caller read them (else they are read here). */
+  factors?: FactorsState;
+};
+
+/** What a sign-in answers: tokens, or a challenge for the second factor (decisions.md, Two-factor). */
+export type SignInResult = { tokens: IssuedTokens; position: bigint; challenge?: undefined } | { challenge: MfaChallenge; position: bigint; tokens?: undefined };
+
+export interface MfaChallenge {
+  mfaRequired: true;
+  mfaToken: string;
+  availableMethods: SecondFactorMethod[];
+}
+
+/** An mfaToken is five minutes' proof of the first factor (decisions.md); it names its account. */
+const CHALLENGE_SECONDS = 300;
+const challengeHashOf = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
 export type AuthenticateUser = ReturnType<typeof authenticatedSessions>;
 
@@ -85,37 +134,71 @@ export type AuthenticateUser = ReturnType<typeof authenticatedSessions>;
  * Records an authentication attempt on the account's login stream and, when it succeeds, starts
  * a session in the same atomic append (with `alsoAppend`, e.g. the used magic link). Lockout is decided there, on the stream's own order, so a
  * burst of attempts locks the account exactly at the threshold whatever instance serves them.
+ * An account with a second factor gets a challenge instead: its mfaToken completes the sign-in
+ * (`completeSecondFactor`).
  */
 export function authenticatedSessions(deps: LoginDeps) {
-  return async function authenticate(tenant: string, user: ActiveUser, proof: Proof, context: CommandContext, alsoAppend: StreamAppend[] = []) {
-    const { settings: nested } = await deps.settings.nested(tenant);
-    const settings = flatten(nested);
-    const sessionContext = { ...context, actor: user.userId };
-    const auth = { acr: 'aal1', amr: proof.amr };
-    const sessionId = newId();
-    const prepared: { session?: Awaited<ReturnType<SessionCommands['start']>> } = {};
+  const signIn = sessionSignIn(deps);
+  return async function authenticate(tenant: string, user: ActiveUser, proof: Proof, context: CommandContext, alsoAppend: StreamAppend[] = []): Promise<SignInResult> {
+    const factors = proof.factors ?? (await loadState(deps, factorsDecider, mfaStreamId(tenant, user.userId))).state;
+    const methods = availableMethods(factors);
+    const secret = methods.length > 0 ? randomBytes(32).toString('base64url') : null;
     const now = deps.clock.now();
-    const attempt: LoginAttempt = {
+    const attempt: Omit<LoginAttempt, 'sessionId' | 'policy'> = {
       type: 'RecordLogin',
       userId: user.userId,
-      sessionId,
       method: proof.method,
       account: { enabled: user.enabled, hasPassword: user.passwordHash !== null },
       passwordMatches: proof.passwordMatches,
       now: now.toISOString(),
-      policy: settings,
+      ...(secret && { challenge: { hash: challengeHashOf(secret), expiresAt: new Date(now.getTime() + CHALLENGE_SECONDS * 1000).toISOString(), amr: proof.amr, methods } }),
     };
+    const outcome = await signIn(tenant, user, attempt, { acr: 'aal1', amr: proof.amr }, context, () => alsoAppend);
+    if ('tokens' in outcome) {
+      if (await mustEnrolFactor(deps, tenant, user)) outcome.tokens.mfaEnrollmentRequired = true;
+      return outcome;
+    }
+    // The challenge is open (and any magic link spent with it): the mfaToken names the account and proves the first factor.
+    return { challenge: { mfaRequired: true, mfaToken: `${user.userId}.${secret}`, availableMethods: methods }, position: outcome.position };
+  };
+}
+
+type SignInCommand = Omit<LoginAttempt, 'sessionId' | 'policy'> | Omit<SecondFactorAttempt, 'sessionId' | 'policy'>;
+
+/**
+ * Decides a sign-in step on the login stream: a success starts a session in the same append (with
+ * `alsoAppend`'s streams), a challenge appends only those, and a failure throws (423 when it locks).
+ */
+function sessionSignIn(deps: LoginDeps) {
+  return async function signIn(
+    tenant: string,
+    user: ActiveUser,
+    step: SignInCommand,
+    auth: { acr: string; amr: string[] },
+    context: CommandContext,
+    alsoAppend: () => StreamAppend[],
+  ): Promise<{ tokens: IssuedTokens; position: bigint } | { opened: true; position: bigint }> {
+    const { settings: nested } = await deps.settings.nested(tenant);
+    const settings = flatten(nested);
+    const sessionContext = { ...context, actor: user.userId };
+    const sessionId = newId();
+    const prepared: { session?: Awaited<ReturnType<SessionCommands['start']>> } = {};
+    const command = { ...step, sessionId, policy: settings } as LoginCommand;
     // The session is prepared only for a success: failures cost no session queries.
-    const result = await handleCommand(deps, loginDecider, loginStreamId(tenant, user.userId), attempt, sessionContext, async (events) => {
+    const result = await handleCommand(deps, loginDecider, loginStreamId(tenant, user.userId), command, sessionContext, async (events) => {
+      if (events[0]?.type === 'LoginMfaRequired') return alsoAppend();
       if (events[0]?.type !== 'LoginSucceeded') return [];
       prepared.session = await deps.sessions.start(tenant, user.userId, settings, sessionContext, auth, sessionId);
-      return [...prepared.session.appends, ...alsoAppend];
+      return [...prepared.session.appends, ...alsoAppend()];
     });
+    if (result.events[0]?.type === 'LoginMfaRequired') return { opened: true, position: result.position };
     const { session } = prepared;
     if (result.events[0]?.type !== 'LoginSucceeded' || !session) {
+      const now = new Date(step.now);
       const until = lockedUntil(result.state, now);
       if (result.events.length === 0 && until) await recordApart(deps, tenant, { userId: user.userId, reason: 'locked' }, sessionContext);
-      throw until ? accountLocked(until, now) : invalidCredentials();
+      if (until) throw accountLocked(until, now);
+      throw step.type === 'CompleteSecondFactor' && !step.codeMatches ? invalidCode() : invalidCredentials();
     }
     const access = await accessTokenFor(deps, tenant, user, { sessionId, ...auth }, nested);
     const tokens: IssuedTokens = {
@@ -126,6 +209,54 @@ export function authenticatedSessions(deps: LoginDeps) {
       sessionId,
     };
     return { tokens, position: result.position };
+  };
+}
+
+/** RFC 8176 values for what completed a challenge: a TOTP code is an OTP; any second factor makes it mfa. */
+const secondFactorAmr = (first: string[], method: SecondFactorMethod): string[] => [...new Set([...first, ...(method === 'totp' ? ['otp'] : []), 'mfa'])];
+
+/**
+ * POST /api/auth/mfa/verify: the code of an open challenge completes the sign-in it names (aal2).
+ * The code is spent (TOTP step, recovery code) in the append that records the success, and a
+ * wrong code counts towards lockout like a wrong password: a challenge cannot be guessed at.
+ */
+export function secondFactorSignIn(deps: LoginDeps & { secretBox: SecretBox }) {
+  const signIn = sessionSignIn(deps);
+  return async function completeSecondFactor(tenant: string, mfaToken: string, method: SecondFactorMethod, code: string, context: CommandContext) {
+    const dot = mfaToken.indexOf('.');
+    const userId = mfaToken.slice(0, dot);
+    if (!isUuid(userId) || mfaToken.length > 512) throw mfaTokenInvalid();
+    const [user, login, factors] = await loadStates(deps, accountReads(tenant, userId));
+    if (user.state.status !== 'active') throw mfaTokenInvalid();
+    const active = user.state;
+    const now = deps.clock.now();
+    const until = lockedUntil(login.state, now);
+    if (until) throw accountLocked(until, now);
+    const challengeHash = challengeHashOf(mfaToken.slice(dot + 1));
+    const challenge = openChallenge(login.state, challengeHash, now);
+    if (!challenge) throw mfaTokenInvalid();
+    const proof = proofOf(deps.secretBox, factors.state, code, now, method);
+    const step: Omit<SecondFactorAttempt, 'sessionId' | 'policy'> = {
+      type: 'CompleteSecondFactor',
+      userId,
+      challengeHash,
+      method,
+      codeMatches: proof !== null,
+      account: { enabled: active.enabled },
+      now: now.toISOString(),
+    };
+    const auth = { acr: 'aal2', amr: secondFactorAmr(challenge.amr, method) };
+    const sessionContext = { ...context, actor: userId };
+    let outcome: Awaited<ReturnType<typeof signIn>>;
+    try {
+      outcome = await signIn(tenant, active, step, auth, context, () => (proof ? [spendAppend(deps, tenant, userId, factors, proof, sessionContext)] : []));
+    } catch (error) {
+      // Another sign-in spent the code (or the factors changed) since they were read: no longer a valid code.
+      if (error instanceof WrongExpectedVersionError && error.streamId === mfaStreamId(tenant, userId)) throw invalidCode();
+      throw error;
+    }
+    if (!('tokens' in outcome)) throw new Error('A second factor opened another challenge');
+    return outcome;
   };
 }
 
@@ -143,7 +274,7 @@ export function passwordLogin(deps: LoginDeps) {
       await recordApart(deps, tenant, { userId: null, reason: 'unknown_user', email: email.toLowerCase() }, context);
       throw invalidCredentials();
     }
-    const { user, lockout } = account;
+    const { user, lockout, factors } = account;
     const now = deps.clock.now();
     const until = lockedUntil(lockout, now);
     if (until) {
@@ -153,6 +284,6 @@ export function passwordLogin(deps: LoginDeps) {
     const passwordMatches = user.passwordHash
       ? await deps.hasher.verify(user.passwordHash, password)
       : await deps.hasher.verifyAgainstDummy(password);
-    return authenticate(tenant, user, { method: 'password', passwordMatches, amr: ['pwd'] }, context);
+    return authenticate(tenant, user, { method: 'password', passwordMatches, amr: ['pwd'], factors }, context);
   };
 }

@@ -14,6 +14,8 @@ export const authRateLimitRules: readonly RouteRule[] = [
   { path: '/api/auth/magic-link', tier: 'auth' },
   { path: '/api/auth/magic-link/*', tier: 'auth' },
   { path: '/api/auth/passwordless/*', tier: 'auth' },
+  // A code guessed at: the lockout counts wrong codes per account, this per address.
+  { path: '/api/auth/mfa/*', tier: 'auth' },
   { path: '/api/oauth/authenticate', tier: 'auth' },
   // The pages e-mailed links open: their POSTs do what the API routes above do.
   { path: '/magic-link', method: 'POST', tier: 'auth' },

@@ -1,5 +1,6 @@
 import type { SessionCommands } from '../sessions/index.ts';
 import { createdUserView, emailSchema, nameSchema, passwordSchema, userDetailSchema, usernameSchema, type UserQueries } from '../users/index.ts';
+import { SECOND_FACTOR_METHODS } from '../mfa/index.ts';
 import { z } from 'zod';
 import { platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
@@ -9,7 +10,7 @@ import { authenticated, publicAccess, route } from '../../platform/http/route.ts
 import type { HttpServer } from '../../platform/http/server.ts';
 import { adoptTenant, tenantOf, type CredentialTenantErrors } from '../../platform/http/tenant-resolution.ts';
 import { authError } from './errors.ts';
-import type { passwordLogin } from './login.ts';
+import type { passwordLogin, secondFactorSignIn, SignInResult } from './login.ts';
 import type { signup } from './signup.ts';
 import type { Grant } from './token-endpoint.ts';
 import { withClientCredentials } from './token-request-params.ts';
@@ -32,6 +33,24 @@ export const issuedTokensSchema = z.object({
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int().describe('seconds'),
   sessionId: z.string(),
+  mfaEnrollmentRequired: z
+    .literal(true)
+    .optional()
+    .describe('an administrator without a second factor while the tenant requires one for administrators (requireMfaForAdmin): enrol one'),
+});
+/** What a first factor answers on an account with a second factor: no tokens, a challenge for /api/auth/mfa/verify. */
+const mfaChallengeSchema = z.object({
+  mfaRequired: z.literal(true),
+  mfaToken: z.string().describe('single use, valid for 5 minutes'),
+  availableMethods: z.array(z.enum(SECOND_FACTOR_METHODS)),
+});
+/** The answer of every sign-in's first factor (password, magic link): tokens, or the second factor's challenge. */
+export const signInSchema = z.union([issuedTokensSchema, mfaChallengeSchema]);
+export const signInData = (result: SignInResult) => result.tokens ?? result.challenge;
+const mfaVerifyBody = z.strictObject({
+  mfaToken: z.string().min(1).max(512),
+  method: z.enum(SECOND_FACTOR_METHODS),
+  code: z.string().trim().min(1).max(64),
 });
 /** RFC 6749 section 5.1; further members a grant adds (RFC 8693 ...) pass through. */
 const tokenResponseSchema = z.looseObject({
@@ -67,6 +86,7 @@ const grantTenantErrors: CredentialTenantErrors = {
 
 export interface AuthRouteDeps {
   login: ReturnType<typeof passwordLogin>;
+  completeSecondFactor: ReturnType<typeof secondFactorSignIn>;
   signup: ReturnType<typeof signup>;
   grants: Record<string, Grant>;
   /** The codes the grants beyond this module's raise (RFC 6749 5.2 and the device and exchange RFCs). */
@@ -90,13 +110,32 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
     access: publicAccess,
     method: 'POST',
     url: '/api/auth/login',
-    summary: 'Password login: access token, refresh token and session (423 ACCOUNT_LOCKED with Retry-After while locked)',
+    summary:
+      'Password login: access token, refresh token and session; on an account with a second factor, {mfaRequired, mfaToken, availableMethods} ' +
+      'and no tokens (complete with /api/auth/mfa/verify). 423 ACCOUNT_LOCKED with Retry-After while locked',
     body: loginBody,
-    responses: { 200: okBody(issuedTokensSchema) },
+    responses: { 200: okBody(signInSchema) },
     errors: ['INVALID_CREDENTIALS', 'ACCOUNT_LOCKED'],
     handler: async (request) => {
       const { email, password } = request.body;
-      const { tokens } = await deps.login(tenantOf(request).name, email, password, commandContextOf(request));
+      return ok(signInData(await deps.login(tenantOf(request).name, email, password, commandContextOf(request))));
+    },
+  });
+
+  route(app, {
+    tags,
+    access: publicAccess,
+    method: 'POST',
+    url: '/api/auth/mfa/verify',
+    summary:
+      "Completes a sign-in with a second factor: the login's mfaToken and a TOTP code or an unspent recovery code give the login data (acr aal2). " +
+      'A wrong code is 400 INVALID_OTP and counts towards lockout like a wrong password; an unknown, used or expired mfaToken 401 MFA_TOKEN_INVALID',
+    body: mfaVerifyBody,
+    responses: { 200: okBody(issuedTokensSchema) },
+    errors: ['INVALID_OTP', 'MFA_TOKEN_INVALID', 'ACCOUNT_LOCKED', 'INVALID_CREDENTIALS'],
+    handler: async (request) => {
+      const { mfaToken, method, code } = request.body;
+      const { tokens } = await deps.completeSecondFactor(tenantOf(request).name, mfaToken, method, code, commandContextOf(request));
       return ok(tokens);
     },
   });

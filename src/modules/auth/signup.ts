@@ -1,3 +1,4 @@
+import { factorsDecider } from '../mfa/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
 import type { CreateUserInput, UserCommands } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
@@ -13,7 +14,10 @@ export function signup(deps: { users: UserCommands; settings: SettingsProvider; 
     if (!settings.general.allowSignup) throw authError('SIGNUP_DISABLED', 'Self-service signup is disabled in this tenant');
     const { userId, user, createdAt } = await deps.users.create(tenant, { ...input, roles: undefined, origin: 'signup' }, context);
     if (user.status !== 'active') throw new Error(`CreateUser left user ${userId} ${user.status}`);
-    const { tokens, position } = await deps.authenticate(tenant, user, { method: 'signup', passwordMatches: true, amr: ['pwd'] }, { ...context, actor: userId });
+    // A new account has no second factor: signing up signs in.
+    const proof = { method: 'signup' as const, passwordMatches: true, amr: ['pwd'], factors: factorsDecider.initialState() };
+    const { tokens, position } = await deps.authenticate(tenant, user, proof, { ...context, actor: userId });
+    if (!tokens) throw new Error(`Signup of ${userId} met a second factor`);
     return { userId, user, createdAt, tokens, position };
   };
 }

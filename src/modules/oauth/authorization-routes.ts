@@ -2,9 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import { tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
-import type { passwordLogin } from '../auth/index.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
-import { DomainError } from '../../platform/errors.ts';
 import type { FormCsrf } from '../../platform/http/form-csrf.ts';
 import { html, sendPage } from '../../platform/http/html.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
@@ -13,11 +11,11 @@ import type { HttpServer } from '../../platform/http/server.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request.ts';
 import type { CodeCommands } from './codes.ts';
+import { formSignIn, signInFields, type FormSignInDeps } from './form-sign-in.ts';
 import { AUTHORIZE_PARAMETERS, queryParameters } from './query-parameters.ts';
 
-export interface AuthorizationRouteDeps {
+export interface AuthorizationRouteDeps extends FormSignInDeps {
   applications: ApplicationDirectory;
-  login: ReturnType<typeof passwordLogin>;
   codes: CodeCommands;
   csrf: FormCsrf;
   secretBox: SecretBox;
@@ -29,10 +27,6 @@ const htmlPage = z.string().describe('a self-contained HTML page');
 const redirect = z.string().describe('redirect to redirect_uri with code, state and iss, or with error, error_description, state and iss');
 const TITLE = 'Sign in';
 const PURPOSE = 'oauth-authenticate';
-const SIGN_IN_PROBLEMS: Record<string, string> = {
-  INVALID_CREDENTIALS: 'Invalid email or password.',
-  ACCOUNT_LOCKED: 'This account is locked after too many failed attempts. Try again later.',
-};
 
 /** The origin a redirect goes to, as a CSP source (a private-use scheme is its own source). */
 const cspSourceOf = (uri: string) => {
@@ -50,7 +44,10 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
   const tags = ['OAuth'];
   const problemPage = (reply: FastifyReply, status: number, message: string) => sendPage(reply, status, TITLE, html`<p class="error" role="alert">${message}</p>`);
 
-  function signInForm(request: FastifyRequest, reply: FastifyReply, requestId: string, redirectUri: string, status = 200, problem?: string) {
+  const signIn = formSignIn(deps);
+
+  /** The sign-in form: e-mail and password, or (with `mfaToken`) the second factor's code. */
+  function signInForm(request: FastifyRequest, reply: FastifyReply, requestId: string, redirectUri: string, status = 200, problem?: string, mfaToken?: string) {
     const csrf = deps.csrf.issue(request, reply, [PURPOSE, requestId]);
     return sendPage(
       reply,
@@ -58,9 +55,8 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
       TITLE,
       html`${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}<form method="post" action="/api/oauth/authenticate">
 <input type="hidden" name="request_id" value="${requestId}"><input type="hidden" name="csrf" value="${csrf}">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
-<button type="submit">Sign in</button></form>`,
+${signInFields(mfaToken)}
+<button type="submit">${mfaToken ? 'Verify' : 'Sign in'}</button></form>`,
       { formActions: [cspSourceOf(redirectUri)] },
     );
   }
@@ -118,8 +114,9 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
     method: 'POST',
     url: '/api/oauth/authenticate',
     summary:
-      "The sign-in page's form (request_id, csrf, email, password): signs in and redirects to redirect_uri with code, state and iss; " +
-      'wrong credentials show the form again (401), a locked account 423, an expired form or request a 400/403 page',
+      "The sign-in page's form (request_id, csrf, then email and password, or mfa_token and code): signs in and redirects to redirect_uri " +
+      'with code, state and iss; an account with a second factor gets the code form (200); wrong credentials or a wrong code show the form ' +
+      'again (401), a locked account 423, an expired form or request a 400/403 page',
     contentType: 'text/html',
     body: z.record(z.string(), z.string().max(8192)),
     responses: { 302: redirect, 400: htmlPage, 401: htmlPage, 403: htmlPage, 423: htmlPage },
@@ -135,14 +132,9 @@ export function registerAuthorizationRoutes(app: HttpServer, deps: Authorization
       if (!tenant || !application) return problemPage(reply, 400, 'This application is no longer known.');
       request.tenant = tenant;
       const context = commandContextOf(request);
-      let issued: Awaited<ReturnType<AuthorizationRouteDeps['login']>>;
-      try {
-        issued = await deps.login(tenant.name, fields.email ?? '', fields.password ?? '', context);
-      } catch (error) {
-        if (!(error instanceof DomainError) || !(error.code in SIGN_IN_PROBLEMS)) throw error;
-        const status = error.code === 'ACCOUNT_LOCKED' ? 423 : 401;
-        return signInForm(request, reply, fields.request_id!, authorization.redirectUri, status, SIGN_IN_PROBLEMS[error.code]);
-      }
+      const issued = await signIn(tenant.name, fields, context);
+      if (issued.step === 'code') return signInForm(request, reply, fields.request_id!, authorization.redirectUri, issued.status, issued.problem, issued.mfaToken);
+      if (issued.step === 'credentials') return signInForm(request, reply, fields.request_id!, authorization.redirectUri, issued.status, issued.problem);
       // The claims of the token the login just issued: who signed in, how, in which session.
       const claims = decodeJwt(issued.tokens.accessToken) as { sub: string; acr: string; amr: string[] };
       const code = await deps.codes.issue(

@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import { GRANT_TYPES, tenantNamedByClientId, type ApplicationDirectory } from '../applications/index.ts';
-import { withClientCredentials, type passwordLogin } from '../auth/index.ts';
+import { withClientCredentials } from '../auth/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
-import { DomainError, notFound, platformError } from '../../platform/errors.ts';
+import { notFound, platformError } from '../../platform/errors.ts';
 import { principalOf } from '../../platform/http/authentication.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
 import type { FormCsrf } from '../../platform/http/form-csrf.ts';
@@ -17,12 +17,12 @@ import { AUTHORIZE_SCOPES } from './authorization-request.ts';
 import { assertGrantAllowed, authenticateClient } from './client-authentication.ts';
 import { DEVICE_CODE_LIFETIME_S, DEVICE_POLL_INTERVAL_S, displayedUserCode, normalizedUserCode, type DeviceFlow } from './device-flow.ts';
 import { oauthError } from './errors.ts';
+import { formSignIn, signInFields, type FormSignInDeps } from './form-sign-in.ts';
 import { grantedScopes } from './scopes.ts';
 
-export interface DeviceRouteDeps {
+export interface DeviceRouteDeps extends FormSignInDeps {
   applications: ApplicationDirectory;
   devices: DeviceFlow;
-  login: ReturnType<typeof passwordLogin>;
   sessions: SessionCommands;
   csrf: FormCsrf;
   issuer: string;
@@ -82,17 +82,22 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
     },
   });
 
-  function verificationForm(request: FastifyRequest, reply: FastifyReply, userCode: string, status = 200, problem?: string) {
+  const signIn = formSignIn(deps);
+
+  /** The verification form: the user code and e-mail and password, or (with `mfaToken`) the second factor's code. */
+  function verificationForm(request: FastifyRequest, reply: FastifyReply, userCode: string, status = 200, problem?: string, mfaToken?: string) {
     const csrf = deps.csrf.issue(request, reply, [PURPOSE]);
+    const userCodeField = mfaToken
+      ? html`<input type="hidden" name="user_code" value="${userCode}">`
+      : html`<label for="user_code">Code</label><input id="user_code" name="user_code" value="${userCode}" required maxlength="16" autocomplete="off">`;
     return sendPage(
       reply,
       status,
       TITLE,
       html`${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}<p>Check that this code is the one your device shows, then sign in to connect it.</p>
 <form method="post" action="/api/oauth/device"><input type="hidden" name="csrf" value="${csrf}">
-<label for="user_code">Code</label><input id="user_code" name="user_code" value="${userCode}" required maxlength="16" autocomplete="off">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
+${userCodeField}
+${signInFields(mfaToken)}
 <button type="submit" name="decision" value="approve">Connect the device</button> <button type="submit" name="decision" value="deny">Deny</button></form>`,
     );
   }
@@ -116,7 +121,9 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
     tenant: 'none',
     method: 'POST',
     url: '/api/oauth/device',
-    summary: "The verification page's form (csrf, user_code, email, password, decision approve|deny)",
+    summary:
+      "The verification page's form (csrf, user_code, email and password, or mfa_token and code, decision approve|deny); " +
+      'an account with a second factor gets the code form first',
     contentType: 'text/html',
     body: z.record(z.string(), z.string().max(1024)),
     responses: { 200: htmlPage, 400: htmlPage, 401: htmlPage, 403: htmlPage, 423: htmlPage },
@@ -130,14 +137,8 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
       if (!userCode || !pending || !tenant) return verificationForm(request, reply, typed, 400, 'This code is not valid or has expired. Check the code your device shows.');
       request.tenant = tenant;
       const context = commandContextOf(request);
-      let issued: Awaited<ReturnType<DeviceRouteDeps['login']>>;
-      try {
-        issued = await deps.login(tenant.name, fields.email ?? '', fields.password ?? '', context);
-      } catch (error) {
-        if (!(error instanceof DomainError) || !['INVALID_CREDENTIALS', 'ACCOUNT_LOCKED'].includes(error.code)) throw error;
-        const locked = error.code === 'ACCOUNT_LOCKED';
-        return verificationForm(request, reply, typed, locked ? 423 : 401, locked ? 'This account is locked. Try again later.' : 'Invalid email or password.');
-      }
+      const issued = await signIn(tenant.name, fields, context);
+      if (issued.step !== 'signed-in') return verificationForm(request, reply, typed, issued.status, issued.problem, issued.step === 'code' ? issued.mfaToken : undefined);
       const claims = decodeJwt(issued.tokens.accessToken) as { sub: string; acr: string; amr: string[] };
       const approve = fields.decision === 'approve';
       const session = { sessionId: issued.tokens.sessionId, refreshToken: issued.tokens.refreshToken };

@@ -1,4 +1,4 @@
-import type { Grant, passwordLogin, TokenService } from '../auth/index.ts';
+import type { Grant, TokenService } from '../auth/index.ts';
 import type { KeyRing } from '../keys/index.ts';
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
@@ -22,6 +22,7 @@ import { tokenExchangeGrant } from './token-exchange-grant.ts';
 import { deviceCodeGrant } from './device-code-grant.ts';
 import { deviceFlow } from './device-flow.ts';
 import { registerDeviceRoutes } from './device-routes.ts';
+import type { FormSignInDeps } from './form-sign-in.ts';
 import { GRANT_TYPES, type ApplicationDirectory } from '../applications/index.ts';
 
 export interface OAuthModuleDeps {
@@ -65,7 +66,7 @@ export function oauthModule(deps: OAuthModuleDeps) {
         end_session_endpoint: `${deps.issuer}/api/oauth/logout`,
         device_authorization_endpoint: `${deps.issuer}/api/oauth/device_authorization`,
       }),
-    registerRoutes(app: HttpServer, routeDeps: { login: ReturnType<typeof passwordLogin>; csrf: FormCsrf }): void {
+    registerRoutes(app: HttpServer, routeDeps: FormSignInDeps & { csrf: FormCsrf }): void {
       registerAuthorizationRoutes(app, { ...deps, ...routeDeps, codes });
       registerLogoutRoutes(app, { ...deps, idTokens });
       registerDeviceRoutes(app, { ...deps, ...routeDeps, devices });

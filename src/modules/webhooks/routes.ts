@@ -19,7 +19,7 @@ const eventTypes = z
   .max(WEBHOOK_EVENT_TYPES.length + 1)
   .describe(
     `event types (docs/webhooks.md): ${WEBHOOK_EVENT_TYPES.join(', ')}; "*" for every type; role.removed is read as role.unassigned. ` +
-      'user.email_verified, login.mfa_required, login.suspicious and the organization types are accepted but nothing sends them yet',
+      'user.email_verified, login.suspicious and the organization types are accepted but nothing sends them yet',
   )
   .transform((types) => [...new Set(types.map((type) => WEBHOOK_TYPE_ALIASES[type] ?? type))]);
 

@@ -153,11 +153,22 @@ export interface LoadedState<State> {
   revision: bigint | undefined;
 }
 
-/** Folds a stream's tail onto the state this instance folded last (or the initial state), and remembers the result. */
+/**
+ * Folds a stream's tail onto the state this instance folded last (or the initial state), and
+ * remembers the result. Reads of one stream may overlap (two requests, or one stream read twice in
+ * a round trip, whose tails then arrive together): the remembered state may already hold the start
+ * of the tail, and an event is never folded twice (evolve need not be idempotent).
+ */
 function foldTail<State, Event extends DomainEvent>(store: EventStore, decider: Evolving<State, Event>, streamId: string, tail: unknown[]): LoadedState<State> {
   const folded = FoldedStates.of<State>(store, decider);
   const known = folded.get(streamId);
-  const events = tail as (Event & { revision: bigint })[];
+  let last = known?.revision;
+  const events = (tail as (Event & { revision: bigint })[]).filter((event) => {
+    if (last !== undefined && event.revision <= last) return false;
+    last = event.revision;
+    return true;
+  });
+  if (known && events.length === 0) return known;
   const state = events.reduce(decider.evolve, known ? known.state : decider.initialState());
   const revision = events.at(-1)?.revision ?? known?.revision;
   if (revision !== undefined) folded.remember(streamId, { state, revision });

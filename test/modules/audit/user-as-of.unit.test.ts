@@ -35,16 +35,21 @@ const logins = [
   at('2026-01-02T13:00:00.000Z', 'LoginFailed', { reason: 'bad_password' }),
   at('2026-01-02T13:00:00.000Z', 'AccountLocked', { lockedAt: '2026-01-02T13:00:00.000Z', lockedUntil: '2026-01-02T13:05:00.000Z', lockoutNumber: 1, failures: 5 }),
 ];
+const factors = [
+  at('2026-01-02T14:00:00.000Z', 'TotpSetupStarted', { sealedSecret: 'v1.sealed' }),
+  at('2026-01-02T14:01:00.000Z', 'TotpEnabled', { step: 1, recoveryCodeHashes: [] }),
+  at('2026-01-03T14:00:00.000Z', 'TotpDisabled', { proof: { method: 'totp', step: 2 } }),
+];
 
 describe('userAsOf: the user stream folded up to an instant', () => {
   it('is null before the creation and after the deletion', () => {
-    expect(userAsOf(history, logins, new Date('2026-01-01T09:59:59.999Z'))).toBeNull();
-    expect(userAsOf(history, logins, new Date('2026-01-05T10:00:00.000Z'))).toBeNull();
+    expect(userAsOf(history, logins, factors, new Date('2026-01-01T09:59:59.999Z'))).toBeNull();
+    expect(userAsOf(history, logins, factors, new Date('2026-01-05T10:00:00.000Z'))).toBeNull();
   });
 
   it('at the creation instant (inclusive) is the user as created, in the GET /api/users/{id} shape', () => {
     const { userId, passwordHash: _hash, roles: _roles, ...profile } = created.data as Record<string, unknown>;
-    expect(userAsOf(history, logins, new Date('2026-01-01T10:00:00.000Z'))).toEqual({
+    expect(userAsOf(history, logins, factors, new Date('2026-01-01T10:00:00.000Z'))).toEqual({
       id: userId,
       ...profile,
       createdAt: '2026-01-01T10:00:00.000Z',
@@ -58,14 +63,19 @@ describe('userAsOf: the user stream folded up to an instant', () => {
   });
 
   it('applies exactly the changes recorded before the instant, with last login and a lock then in force', () => {
-    expect(userAsOf(history, logins, new Date('2026-01-02T13:01:00.000Z'))).toMatchObject({
+    expect(userAsOf(history, logins, factors, new Date('2026-01-02T13:01:00.000Z'))).toMatchObject({
       lastName: 'Doe',
       roles: ['user'],
       enabled: true,
       lastLoginAt: '2026-01-02T12:00:00.000Z',
       lockedUntil: '2026-01-02T13:05:00.000Z',
     });
-    expect(userAsOf(history, logins, new Date('2026-01-03T10:00:00.000Z'))).toMatchObject({ roles: ['admin', 'user'], enabled: true, lockedUntil: null });
-    expect(userAsOf(history, logins, new Date('2026-01-04T23:00:00.000Z'))).toMatchObject({ enabled: false });
+    expect(userAsOf(history, logins, factors, new Date('2026-01-03T10:00:00.000Z'))).toMatchObject({ roles: ['admin', 'user'], enabled: true, lockedUntil: null });
+    expect(userAsOf(history, logins, factors, new Date('2026-01-04T23:00:00.000Z'))).toMatchObject({ enabled: false });
+  });
+
+  it('shows TOTP on between its enabling and its disabling, not while only set up', () => {
+    const totpAt = (instant: string) => userAsOf(history, logins, factors, new Date(instant))!.twoFactor.totpEnabled;
+    expect([totpAt('2026-01-02T14:00:30.000Z'), totpAt('2026-01-02T14:01:00.000Z'), totpAt('2026-01-03T13:59:59.999Z'), totpAt('2026-01-03T14:00:00.000Z')]).toEqual([false, true, true, false]);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { base32Decode, timeStep, totpCode } from '../../../src/modules/mfa/totp.ts';
 import { ManualClock } from '../../../src/platform/clock.ts';
 import { PLATFORM, startTestService, type TestService } from '../../support/service.ts';
 import { startSmtpServer, type TestSmtpServer } from '../../support/smtp-server.ts';
@@ -154,5 +155,29 @@ describe('reset-password and magic-link pages', () => {
     const access = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request completed');
     expect(access.url).toBe('/magic-link?tenant=platform&token=[REDACTED]');
     expect(lines.join('\n')).not.toContain('secret-link-token');
+  });
+
+  it('on an account with TOTP, the magic-link page asks for the code before the session starts', async () => {
+    const token = (await login('Page-Passw0rd')).body.data.accessToken;
+    const secret = (await t.request({ method: 'POST', url: '/api/user/2fa/totp/setup', tenant: PLATFORM, token })).body.data.secret;
+    const code = (offset: number) => totpCode(base32Decode(secret), timeStep(clock.now()) + offset);
+    expect((await t.request({ method: 'POST', url: '/api/user/2fa/totp/enable', tenant: PLATFORM, token, body: { code: code(-1) } })).status).toBe(200);
+    const sessions = async () => (await t.db.pool.query("select count(*)::int as n from events where type = 'SessionStarted'")).rows[0].n as number;
+    const before = await sessions();
+    const page = await open(await mailedLink('/api/auth/magic-link', 'Your sign-in link'));
+    const asked = await submit('magic-link', page.cookie, page.hidden);
+    expect(asked.status).toBe(200);
+    expect(asked.html).toContain('name="mfa_token"');
+    expect(asked.html).not.toContain('You are signed in');
+    expect(await sessions()).toBe(before);
+    const codePage = Object.fromEntries([...asked.html.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]!.replace(/&#(\d+);/g, (_, c: string) => String.fromCharCode(Number(c)))]));
+    const cookie = String(asked.headers['set-cookie'] ?? '').split(';')[0] || page.cookie;
+    const wrong = await submit('magic-link', cookie, { ...codePage, code: '000000' });
+    expect([wrong.status, wrong.html.includes('The code is not valid')]).toEqual([400, true]);
+    const done = await submit('magic-link', String(wrong.headers['set-cookie'] ?? '').split(';')[0] || cookie, { ...codePage, code: code(0) });
+    expect([done.status, done.html.includes('You are signed in')]).toEqual([200, true]);
+    expect(await sessions()).toBe(before + 1);
+    const amr = await t.db.pool.query("select data->'amr' as amr from events where type = 'SessionStarted' order by position desc limit 1");
+    expect(amr.rows[0].amr).toEqual(['email', 'otp', 'mfa']);
   });
 });

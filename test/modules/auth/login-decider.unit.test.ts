@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoginEvent } from '../../../src/modules/auth/events.ts';
-import { lockoutSeconds, loginDecider, type LoginAttempt } from '../../../src/modules/auth/login-decider.ts';
+import { lockoutSeconds, loginDecider, type LoginAttempt, type SecondFactorAttempt } from '../../../src/modules/auth/login-decider.ts';
 import { fold } from '../../../src/platform/commands/decider.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
 
@@ -94,5 +94,60 @@ describe('login decider', () => {
     spec.given([]).when({ type: 'UnlockAccount', userId: 'u1', reason: 'admin', now: at(5) }).then([]);
     const unlocked = fold(loginDecider, [...history, { type: 'AccountUnlocked', data: { userId: 'u1', reason: 'admin' } }]);
     expect(unlocked).toMatchObject({ consecutiveFailures: 0, lockedUntil: null });
+  });
+
+  describe('second factor', () => {
+    const challenge = { hash: 'h1', expiresAt: at(300), amr: ['pwd'], methods: ['totp' as const] };
+    const opened: LoginEvent = { type: 'LoginMfaRequired', data: { userId: 'u1', method: 'password', amr: ['pwd'], challengeHash: 'h1', expiresAt: at(300), methods: ['totp'] } };
+    const complete = (overrides: Partial<SecondFactorAttempt> = {}): SecondFactorAttempt => ({
+      type: 'CompleteSecondFactor',
+      userId: 'u1',
+      sessionId: 's2',
+      challengeHash: 'h1',
+      method: 'totp',
+      codeMatches: true,
+      account: { enabled: true },
+      now: at(10),
+      policy,
+      ...overrides,
+    });
+    const completed: LoginEvent = { type: 'LoginSucceeded', data: { userId: 'u1', sessionId: 's2', method: 'password', secondFactor: 'totp', challengeHash: 'h1' } };
+    const badCode: LoginEvent = { type: 'LoginFailed', data: { userId: 'u1', reason: 'bad_otp' } };
+
+    it('a right password on an account with a factor opens a challenge, not a session', () => {
+      spec.given([]).when(attempt({ challenge })).then([opened]);
+      spec.given([]).when(attempt({ challenge, passwordMatches: false })).then([failed()]);
+    });
+
+    it('the challenge completes once, with the first factor\'s method, before it expires', () => {
+      spec.given([opened]).when(complete()).then([completed]);
+      spec.given([opened, completed]).when(complete()).thenThrows('MFA_TOKEN_INVALID');
+      spec.given([opened]).when(complete({ now: at(300) })).thenThrows('MFA_TOKEN_INVALID');
+      spec.given([opened]).when(complete({ challengeHash: 'other' })).thenThrows('MFA_TOKEN_INVALID');
+      spec.given([]).when(complete()).thenThrows('MFA_TOKEN_INVALID');
+    });
+
+    it('a wrong code counts towards lockout, and a right password in between does not reset the count', () => {
+      spec.given([opened]).when(complete({ codeMatches: false })).then([badCode]);
+      expect(fold(loginDecider, [opened, badCode, opened, badCode, opened]).consecutiveFailures).toBe(2);
+      spec
+        .given([opened, badCode, opened, badCode, opened])
+        .when(complete({ codeMatches: false }))
+        .then([badCode, { type: 'AccountLocked', data: { userId: 'u1', lockedAt: at(10), lockedUntil: at(310), lockoutNumber: 1, failures: 3 } }]);
+      expect(fold(loginDecider, [opened, badCode, completed]).consecutiveFailures).toBe(0);
+    });
+
+    it('a lockout or an unlock (a password reset) voids open challenges; a disabled account cannot complete one', () => {
+      const lock = locked(at(5), at(6));
+      spec.given([opened, lock]).when(complete()).thenThrows('MFA_TOKEN_INVALID');
+      spec.given([opened, { type: 'AccountUnlocked', data: { userId: 'u1', reason: 'password_reset' } }]).when(complete()).thenThrows('MFA_TOKEN_INVALID');
+      spec.given([opened]).when(complete({ account: { enabled: false } })).then([failed('disabled')]);
+    });
+
+    it('keeps the last five challenges open', () => {
+      const open = (hash: string): LoginEvent => ({ type: 'LoginMfaRequired', data: { ...(opened.data as object), challengeHash: hash } as never });
+      const state = fold(loginDecider, ['a', 'b', 'c', 'd', 'e', 'f'].map(open));
+      expect(state.challenges.map((c) => c.hash)).toEqual(['b', 'c', 'd', 'e', 'f']);
+    });
   });
 });

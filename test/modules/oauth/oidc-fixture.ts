@@ -49,15 +49,18 @@ export const discover = (issuer: string, clientId: string, secret: string | unde
 export async function signIn(authorizationUrl: URL, credentials: { email: string; password: string } = USER): Promise<Response> {
   const page = await fetch(authorizationUrl, { redirect: 'manual' });
   expect(page.status, await page.clone().text()).toBe(200);
-  const markup = await page.text();
-  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(markup)?.[1]?.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)));
-  const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
-  const action = new URL(/<form method="post" action="([^"]+)"/.exec(markup)![1]!, authorizationUrl);
+  return submitForm(await page.text(), page.headers.get('set-cookie')!.split(';')[0]!, authorizationUrl, credentials);
+}
+
+/** Posts a page's form as a browser would: its hidden fields, the fields typed, the page's cookie. */
+export function submitForm(markup: string, cookie: string, pageUrl: URL, typed: Record<string, string>): Promise<Response> {
+  const hidden = [...markup.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name!, value!.replace(/&#(\d+);/g, (_m, c) => String.fromCharCode(Number(c)))]);
+  const action = new URL(/<form method="post" action="([^"]+)"/.exec(markup)![1]!, pageUrl);
   return fetch(action, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ request_id: field('request_id')!, csrf: field('csrf')!, ...credentials }),
+    body: new URLSearchParams([...hidden, ...Object.entries(typed)] as [string, string][]),
   });
 }
 

@@ -32,9 +32,10 @@ describe('users, roles and password login over HTTP', () => {
   it('logs in with the decisions.md shape and an RS256 token with the documented claims', async () => {
     const login = await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email: 'ADMIN@acme.test', password: 'Acme-Adm1n' } });
     expect(login.status).toBe(200);
+    // An administrator without a second factor, requireMfaForAdmin on by default: told to enrol one.
     expect(login.body).toEqual({
       ok: true,
-      data: { accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900, sessionId: expect.any(String) },
+      data: { accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900, sessionId: expect.any(String), mfaEnrollmentRequired: true },
     });
     const [header, payload] = login.body.data.accessToken.split('.').slice(0, 2).map((p: string) => JSON.parse(Buffer.from(p, 'base64url').toString()));
     expect(header).toMatchObject({ alg: 'RS256', kid: expect.any(String) });

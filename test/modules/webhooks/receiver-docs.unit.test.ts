@@ -121,7 +121,7 @@ describe('docs/webhooks.md: the event types', () => {
     // When a capability starts sending one of these, move it from this list (and from the docs' sentence) to the data bullet.
     const organizationTypes = WEBHOOK_EVENT_TYPES.filter((type) => type.startsWith('organization.'));
     expect(organizationTypes).toHaveLength(7);
-    expect(unsent).toEqual(['user.email_verified', 'login.mfa_required', 'login.suspicious', ...organizationTypes]);
+    expect(unsent).toEqual(['user.email_verified', 'login.suspicious', ...organizationTypes]);
     const events = bullet('`events`');
     const end = events.indexOf(' are accepted but nothing in the service sends them yet');
     expect(end).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import { base32Decode, timeStep, totpCode } from '../../../src/modules/mfa/totp.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AUDIT_MAPPING } from '../../../src/modules/audit/event-mapping.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../support/https-receiver.ts';
@@ -212,6 +213,12 @@ describe('webhook subscriptions over HTTP', () => {
     expect(login.status).toBe(200);
     const changed = await call('POST', '/api/auth/change-password', { currentPassword: 'Passw0rdOk', newPassword: 'N3wPassw0rd!' }, login.body.data.accessToken);
     expect(changed.status).toBe(200);
+    // TOTP on: the next password login stops at the second factor (login.mfa_required).
+    const secret = (await call('POST', '/api/user/2fa/totp/setup', undefined, login.body.data.accessToken)).body.data.secret;
+    const code = totpCode(base32Decode(secret), timeStep(new Date()));
+    expect((await call('POST', '/api/user/2fa/totp/enable', { code }, login.body.data.accessToken)).status).toBe(200);
+    const challenged = await t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: 'every@platform.test', password: 'N3wPassw0rd!' } });
+    expect(challenged.body.data.mfaRequired).toBe(true);
     await t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body: { email: 'every@platform.test', password: 'wrong-guess' } });
     await call('PUT', `/api/users/${user.id}`, { lastName: 'Lovelace' });
     await call('PUT', `/api/users/${user.id}`, { enabled: false });
@@ -237,6 +244,8 @@ describe('webhook subscriptions over HTTP', () => {
     expect(data('user.created')).toEqual([{ ...asUser, lastName: null, roles: ['user'] }]);
     expect(data('login.succeeded')).toEqual([{ userId: user.id, sessionId: expect.any(String), method: expect.any(String) }]);
     expect(data('login.failed')).toEqual([{ userId: user.id, reason: 'bad_password' }]);
+    expect(data('login.mfa_required')).toEqual([{ userId: user.id, method: 'password', amr: ['pwd'], expiresAt: expect.any(String), methods: ['totp', 'recovery_code'] }]);
+    expect(bodies().join('\n')).not.toContain(challenged.body.data.mfaToken.split('.')[1]);
     expect(data('user.password_changed')).toEqual([{ ...asUser, lastName: null, roles: ['user'] }]);
     expect(data('user.unblocked')).toEqual([{ ...asUser, lastName: 'Lovelace', roles: ['user'] }]);
     expect(data('role.created')).toEqual([{ ...role, description: 'All' }]);

@@ -3,7 +3,7 @@ import { systemClock } from '../../../src/platform/clock.ts';
 import { systemContext } from '../../../src/platform/commands/context.ts';
 import type { Decider } from '../../../src/platform/commands/decider.ts';
 import { FoldedStates } from '../../../src/platform/commands/folded-states.ts';
-import { handleCommand } from '../../../src/platform/commands/handle-command.ts';
+import { handleCommand, loadStates } from '../../../src/platform/commands/handle-command.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import type { EventStore } from '../../../src/platform/eventstore/port.ts';
 import { newId } from '../../../src/platform/ids.ts';
@@ -80,6 +80,20 @@ describe('commands decide on the state they remembered, and read only when it ma
     folded.remember(stream, { state: { total: 3, events: 2 }, revision: 1n });
     folded.remember(stream, { state: { total: 1, events: 1 }, revision: 0n });
     expect(folded.get(stream)).toEqual({ state: { total: 3, events: 2 }, revision: 1n });
+  });
+
+  it('overlapping reads of one stream fold each event once (two reads in one round trip, or two requests)', async () => {
+    const one = instance(store);
+    const stream = `counter-t.${newId()}`;
+    await one.count(stream, 1);
+    const metadata = { tenantId: 't', actor: 'system', occurredAt: new Date().toISOString() };
+    await store.append(stream, [{ id: newId(), type: 'Counted', data: { by: 10 }, metadata }], 'any');
+    // Both reads start after the remembered revision; the second to fold finds the first's result remembered.
+    const read = { decider: counter, streamId: stream };
+    const [first, second] = await loadStates({ store }, [read, read]);
+    expect(first).toEqual({ state: { total: 11, events: 2 }, revision: 1n });
+    expect(second).toEqual(first);
+    expect(FoldedStates.of(store, counter).get(stream)).toEqual(first);
   });
 
   it('an append that loses to another writer forgets the remembered state and decides again on the whole stream', async () => {

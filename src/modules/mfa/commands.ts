@@ -1,0 +1,96 @@
+import type { CommandContext } from '../../platform/commands/context.ts';
+import { handleCommand, loadState, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
+import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import type { StreamAppend } from '../../platform/eventstore/port.ts';
+import { factorsDecider, type FactorsState } from './decider.ts';
+import { codeMethod } from './code-form.ts';
+import { invalidCode, mfaError } from './errors.ts';
+import { mfaStreamId, type FactorProof } from './events.ts';
+import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.ts';
+import { matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
+
+/** The account's lockout, kept by the login stream: codes checked here count as guesses there. */
+export interface CodeGuard {
+  /** Throws ACCOUNT_LOCKED while the account is locked. */
+  assertUnlocked(tenant: string, userId: string): Promise<void>;
+  /** Records a wrong code; throws ACCOUNT_LOCKED when it locks the account. */
+  wrongCode(tenant: string, userId: string, context: CommandContext): Promise<void>;
+}
+
+export interface MfaDeps extends CommandDeps {
+  secretBox: SecretBox;
+  guard: CodeGuard;
+}
+
+/**
+ * What a code proves on a state: a TOTP step not used before (for `totp`), or a recovery code not
+ * spent (for `recovery_code`); null when it proves nothing. Without a method, the code's form tells.
+ */
+export function proofOf(secretBox: SecretBox, state: FactorsState, code: string, at: Date, method = codeMethod(code)): FactorProof | null {
+  if (method === 'totp') {
+    const step = state.totpSecret ? matchingStep(secretBox.open(state.totpSecret), totpDigits(code), at, state.lastStep) : null;
+    return step === null ? null : { method: 'totp', step };
+  }
+  const codeHash = recoveryCodeHash(code);
+  return state.recoveryCodes.includes(codeHash) ? { method: 'recovery_code', codeHash } : null;
+}
+
+/**
+ * The append that spends a proof on the factors as read (their revision expected): committed with
+ * the sign-in it completes, so two sign-ins cannot spend one code.
+ */
+export function spendAppend(deps: CommandDeps, tenant: string, userId: string, factors: LoadedState<FactorsState>, proof: FactorProof, context: CommandContext): StreamAppend {
+  const events = factorsDecider.decide({ type: 'UseSecondFactor', userId, proof }, factors.state);
+  return { streamId: mfaStreamId(tenant, userId), expectedRevision: factors.revision ?? 'no_stream', events: toNewEvents(events, context, deps.clock) };
+}
+
+/** A TOTP code as typed: apps show it in groups ("123 456"). */
+const totpDigits = (code: string) => code.replace(/\s/g, '');
+
+export const factorsRead = (tenant: string, userId: string) => ({ decider: factorsDecider, streamId: mfaStreamId(tenant, userId) });
+
+/** TOTP enrolment of the user's own account (decisions.md, Two-factor). */
+export function mfaCommands(deps: MfaDeps) {
+  const stream = (tenant: string, userId: string) => mfaStreamId(tenant, userId);
+
+  return {
+    /** A new secret (replacing any pending one), shown once: the app scans otpauthUrl. */
+    async setup(tenant: string, userId: string, account: string, context: CommandContext) {
+      const secret = newTotpSecret();
+      await handleCommand(deps, factorsDecider, stream(tenant, userId), { type: 'StartTotpSetup', userId, sealedSecret: deps.secretBox.seal(secret) }, context);
+      return { secret, otpauthUrl: otpauthUrl(tenant, account, secret) };
+    },
+
+    /** Confirms the pending secret with a code of it: TOTP is on, and ten recovery codes are shown once. */
+    async enable(tenant: string, userId: string, code: string, context: CommandContext) {
+      const { state } = await loadState(deps, factorsDecider, stream(tenant, userId));
+      if (state.totpSecret) throw mfaError('TOTP_ALREADY_ENABLED', 'TOTP is already enabled');
+      if (!state.pendingSecret) throw mfaError('TOTP_NOT_SET_UP', 'Start the TOTP setup first');
+      const step = matchingStep(deps.secretBox.open(state.pendingSecret), totpDigits(code), deps.clock.now(), state.lastStep);
+      if (step === null) throw invalidCode();
+      const recoveryCodes = newRecoveryCodes();
+      const command = { type: 'EnableTotp', userId, sealedSecret: state.pendingSecret, step, recoveryCodeHashes: recoveryCodes.map(recoveryCodeHash) } as const;
+      await handleCommand(deps, factorsDecider, stream(tenant, userId), command, context);
+      return { totpEnabled: true as const, recoveryCodes };
+    },
+
+    /**
+     * Turns TOTP off with a TOTP code or a recovery code (the user who lost the device holds the
+     * latter). A wrong code counts towards the account's lockout.
+     */
+    async disable(tenant: string, userId: string, code: string, context: CommandContext) {
+      const { state } = await loadState(deps, factorsDecider, stream(tenant, userId));
+      if (!state.totpSecret) throw mfaError('TOTP_NOT_ENABLED', 'TOTP is not enabled');
+      await deps.guard.assertUnlocked(tenant, userId);
+      const proof = proofOf(deps.secretBox, state, code, deps.clock.now());
+      if (!proof) {
+        await deps.guard.wrongCode(tenant, userId, context);
+        throw invalidCode();
+      }
+      await handleCommand(deps, factorsDecider, stream(tenant, userId), { type: 'DisableTotp', userId, proof }, context);
+      return { totpEnabled: false as const };
+    },
+  };
+}
+
+export type MfaCommands = ReturnType<typeof mfaCommands>;
