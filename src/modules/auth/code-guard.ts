@@ -1,29 +1,29 @@
-import type { CodeGuard } from '../mfa/index.ts';
+import { invalidCode, type CodeGuard } from '../mfa/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, loadState, type CommandDeps } from '../../platform/commands/handle-command.ts';
-import { loginStreamId } from './events.ts';
+import { handleCommand, type CommandDeps } from '../../platform/commands/handle-command.ts';
+import type { StreamAppend } from '../../platform/eventstore/port.ts';
+import { loginStreamId, type FactorCodePurpose } from './events.ts';
 import { accountLocked, lockedUntil, loginDecider } from './login-decider.ts';
 
 /**
- * Lockout for codes checked outside a sign-in (turning TOTP off): a locked account's codes are not
- * checked, and a wrong one counts towards lockout as at sign-in, so a stolen access token buys no
- * more guesses at a code than a stolen password does.
+ * Lockout for codes checked outside a sign-in (turning TOTP off), decided on the login stream as a
+ * sign-in is: a locked account's code counts for nothing, a wrong one is a guess (and may lock),
+ * and a right one commits what it allows in the same append, so requests sent together cannot
+ * outrun the lock. A stolen access token buys no more guesses at a code than a stolen password.
  */
 export function secondFactorGuard(deps: CommandDeps & { settings: SettingsProvider }): CodeGuard {
-  const refuseWhileLocked = (state: Parameters<typeof lockedUntil>[0]) => {
-    const now = deps.clock.now();
-    const until = lockedUntil(state, now);
-    if (until) throw accountLocked(until, now);
-  };
   return {
-    async assertUnlocked(tenant: string, userId: string) {
-      refuseWhileLocked((await loadState(deps, loginDecider, loginStreamId(tenant, userId))).state);
-    },
-    async wrongCode(tenant: string, userId: string, context: CommandContext) {
+    async checkCode(tenant: string, userId: string, purpose: FactorCodePurpose, codeMatches: boolean, context: CommandContext, appendsIfRight: () => StreamAppend[]) {
       const policy = flatten((await deps.settings.nested(tenant)).settings);
-      const command = { type: 'RecordWrongCode' as const, userId, now: deps.clock.now().toISOString(), policy };
-      refuseWhileLocked((await handleCommand(deps, loginDecider, loginStreamId(tenant, userId), command, { ...context, actor: userId })).state);
+      const now = deps.clock.now();
+      const command = { type: 'CheckFactorCode' as const, userId, purpose, codeMatches, now: now.toISOString(), policy };
+      const result = await handleCommand(deps, loginDecider, loginStreamId(tenant, userId), command, { ...context, actor: userId }, (events) =>
+        events[0]?.type === 'FactorCodeAccepted' ? appendsIfRight() : [],
+      );
+      if (result.events[0]?.type === 'FactorCodeAccepted') return;
+      const until = lockedUntil(result.state, now);
+      throw until ? accountLocked(until, now) : invalidCode();
     },
   };
 }

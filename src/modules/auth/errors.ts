@@ -4,7 +4,7 @@ import { domainErrors, type ErrorStatuses } from '../../platform/errors.ts';
 export const errorStatuses = {
   INVALID_CREDENTIALS: 401,
   ACCOUNT_LOCKED: 423,
-  /** An mfaToken that names no open challenge: unknown, used, expired, or of a locked account. */
+  /** An mfaToken that names no open challenge: unknown, used, expired, voided (lockout, unlock), or of an account whose factor is gone. */
   MFA_TOKEN_INVALID: 401,
   SIGNUP_DISABLED: 403,
   invalid_request: 400,

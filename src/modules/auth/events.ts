@@ -58,11 +58,21 @@ export const accountUnlocked = defineEvent({
   data: z.strictObject({ userId: z.string(), reason: z.enum(ACCOUNT_UNLOCK_REASONS) }),
 });
 
-export const loginEvents = [loginSucceeded, loginMfaRequired, loginFailed, accountLocked, accountUnlocked];
+export const FACTOR_CODE_PURPOSES = ['disable_totp'] as const;
+export const factorCodeAccepted = defineEvent({
+  type: 'FactorCodeAccepted',
+  description:
+    'A second-factor code checked outside a sign-in was right (purpose: what it allowed, recorded in the same append); ' +
+    'like a successful login it ends the run of failed guesses.',
+  data: z.strictObject({ userId: z.string(), purpose: z.enum(FACTOR_CODE_PURPOSES) }),
+});
+
+export const loginEvents = [loginSucceeded, loginMfaRequired, loginFailed, factorCodeAccepted, accountLocked, accountUnlocked];
 
 export type LoginSucceeded = EventOf<typeof loginSucceeded>;
 export type LoginFailed = EventOf<typeof loginFailed>;
 export type LoginMfaRequired = EventOf<typeof loginMfaRequired>;
+export type FactorCodePurpose = (typeof FACTOR_CODE_PURPOSES)[number];
 export type AccountLocked = EventOf<typeof accountLocked>;
 export type AccountUnlocked = EventOf<typeof accountUnlocked>;
 export type LoginEvent = EventOf<(typeof loginEvents)[number]>;

@@ -1,7 +1,7 @@
 import type { SecondFactorMethod } from '../mfa/index.ts';
 import type { Decider } from '../../platform/commands/decider.ts';
 import { authError } from './errors.ts';
-import type { AccountUnlockReason, LoginEvent, LoginFailureReason } from './events.ts';
+import type { AccountUnlockReason, FactorCodePurpose, LoginEvent, LoginFailureReason } from './events.ts';
 
 export interface LoginState {
   /** Failed guesses since the last success, unlock or lockout. */
@@ -56,10 +56,12 @@ export interface SecondFactorAttempt {
   policy: LockoutPolicy;
 }
 
-/** A wrong code outside a sign-in (turning a factor off): a guess like any other. */
-export interface WrongCodeAttempt {
-  type: 'RecordWrongCode';
+/** A code checked outside a sign-in (turning a factor off): decided here so that a locked account's code counts for nothing, and a wrong one as a guess. */
+export interface FactorCodeAttempt {
+  type: 'CheckFactorCode';
   userId: string;
+  purpose: FactorCodePurpose;
+  codeMatches: boolean;
   now: string;
   policy: LockoutPolicy;
 }
@@ -67,7 +69,7 @@ export interface WrongCodeAttempt {
 export type LoginCommand =
   | LoginAttempt
   | SecondFactorAttempt
-  | WrongCodeAttempt
+  | FactorCodeAttempt
   | { type: 'UnlockAccount'; userId: string; reason: AccountUnlockReason; now: string };
 
 const DAY_MS = 86_400_000;
@@ -119,6 +121,8 @@ export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
       }
       case 'LoginFailed':
         return COUNTED.has(event.data.reason) ? { ...state, consecutiveFailures: state.consecutiveFailures + 1 } : state;
+      case 'FactorCodeAccepted':
+        return { ...state, consecutiveFailures: 0 };
       case 'AccountLocked':
         return {
           consecutiveFailures: 0,
@@ -139,7 +143,7 @@ export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
   decide(command, state) {
     const now = new Date(command.now);
     if (command.type === 'UnlockAccount') {
-      return lockedUntil(state, now) || state.consecutiveFailures > 0
+      return lockedUntil(state, now) || state.consecutiveFailures > 0 || state.challenges.length > 0
         ? [{ type: 'AccountUnlocked', data: { userId: command.userId, reason: command.reason } }]
         : [];
     }
@@ -147,7 +151,9 @@ export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
     // against a locked account cannot grow the stream every later login reads.
     if (lockedUntil(state, now)) return [];
     if (command.type === 'CompleteSecondFactor') return completeSecondFactor(command, state, now);
-    if (command.type === 'RecordWrongCode') return failedAttempt(state, command, 'bad_otp', now);
+    if (command.type === 'CheckFactorCode') {
+      return command.codeMatches ? [{ type: 'FactorCodeAccepted', data: { userId: command.userId, purpose: command.purpose } }] : failedAttempt(state, command, 'bad_otp', now);
+    }
     const reason = failureReason(command);
     if (!reason) return [command.challenge ? challengeOpened(command, command.challenge) : succeeded(command, command.method)];
     return failedAttempt(state, command, reason, now);

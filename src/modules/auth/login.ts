@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { availableMethods, factorsDecider, factorsRead, invalidCode, mfaStreamId, proofOf, spendAppend, type FactorsState, type SecondFactorMethod } from '../mfa/index.ts';
+import { availableMethods, factorsDecider, factorsRead, invalidCode, isFactorsConflict, mfaStreamId, proofOf, spendAppend, type FactorsState, type SecondFactorMethod } from '../mfa/index.ts';
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
@@ -10,7 +10,6 @@ import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { reservationReads, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
 import { isUuid, newId } from '../../platform/ids.ts';
-import { WrongExpectedVersionError } from '../../platform/eventstore/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { accessTokenFor } from './access-tokens.ts';
 import { loginAttemptStreamId, loginStreamId, type LoginFailed } from './events.ts';
@@ -222,19 +221,17 @@ const secondFactorAmr = (first: string[], method: SecondFactorMethod): string[] 
  */
 export function secondFactorSignIn(deps: LoginDeps & { secretBox: SecretBox }) {
   const signIn = sessionSignIn(deps);
-  return async function completeSecondFactor(tenant: string, mfaToken: string, method: SecondFactorMethod, code: string, context: CommandContext) {
-    const dot = mfaToken.indexOf('.');
-    const userId = mfaToken.slice(0, dot);
-    if (!isUuid(userId) || mfaToken.length > 512) throw mfaTokenInvalid();
+
+  async function attempt(tenant: string, userId: string, challengeHash: string, method: SecondFactorMethod, code: string, context: CommandContext) {
     const [user, login, factors] = await loadStates(deps, accountReads(tenant, userId));
     if (user.state.status !== 'active') throw mfaTokenInvalid();
     const active = user.state;
     const now = deps.clock.now();
     const until = lockedUntil(login.state, now);
     if (until) throw accountLocked(until, now);
-    const challengeHash = challengeHashOf(mfaToken.slice(dot + 1));
     const challenge = openChallenge(login.state, challengeHash, now);
-    if (!challenge) throw mfaTokenInvalid();
+    // A factor turned off since the challenge opened: nothing can complete it.
+    if (!challenge || availableMethods(factors.state).length === 0) throw mfaTokenInvalid();
     const proof = proofOf(deps.secretBox, factors.state, code, now, method);
     const step: Omit<SecondFactorAttempt, 'sessionId' | 'policy'> = {
       type: 'CompleteSecondFactor',
@@ -247,16 +244,29 @@ export function secondFactorSignIn(deps: LoginDeps & { secretBox: SecretBox }) {
     };
     const auth = { acr: 'aal2', amr: secondFactorAmr(challenge.amr, method) };
     const sessionContext = { ...context, actor: userId };
-    let outcome: Awaited<ReturnType<typeof signIn>>;
-    try {
-      outcome = await signIn(tenant, active, step, auth, context, () => (proof ? [spendAppend(deps, tenant, userId, factors, proof, sessionContext)] : []));
-    } catch (error) {
-      // Another sign-in spent the code (or the factors changed) since they were read: no longer a valid code.
-      if (error instanceof WrongExpectedVersionError && error.streamId === mfaStreamId(tenant, userId)) throw invalidCode();
-      throw error;
-    }
+    const outcome = await signIn(tenant, active, step, auth, context, () => (proof ? [spendAppend(deps, tenant, userId, factors, proof, sessionContext)] : []));
     if (!('tokens' in outcome)) throw new Error('A second factor opened another challenge');
     return outcome;
+  }
+
+  return async function completeSecondFactor(tenant: string, mfaToken: string, method: SecondFactorMethod, code: string, context: CommandContext) {
+    const dot = mfaToken.indexOf('.');
+    const userId = mfaToken.slice(0, dot);
+    if (!isUuid(userId) || mfaToken.length > 512) throw mfaTokenInvalid();
+    const challengeHash = challengeHashOf(mfaToken.slice(dot + 1));
+    try {
+      return await attempt(tenant, userId, challengeHash, method, code, context);
+    } catch (error) {
+      if (!isFactorsConflict(error, tenant, userId)) throw error;
+    }
+    // The factors changed while this code was checked (another sign-in spent a code, or TOTP was
+    // turned off): checked once more on them; a code spent meanwhile is no longer valid.
+    try {
+      return await attempt(tenant, userId, challengeHash, method, code, context);
+    } catch (error) {
+      if (isFactorsConflict(error, tenant, userId)) throw invalidCode();
+      throw error;
+    }
   };
 }
 

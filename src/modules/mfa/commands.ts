@@ -1,8 +1,9 @@
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, loadState, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
 import type { SecretBox } from '../../platform/crypto/secret-box.ts';
+import { WrongExpectedVersionError } from '../../platform/eventstore/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
-import { factorsDecider, type FactorsState } from './decider.ts';
+import { factorsDecider, type FactorsCommand, type FactorsState } from './decider.ts';
 import { codeMethod } from './code-form.ts';
 import { invalidCode, mfaError } from './errors.ts';
 import { mfaStreamId, type FactorProof } from './events.ts';
@@ -11,10 +12,12 @@ import { matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
 
 /** The account's lockout, kept by the login stream: codes checked here count as guesses there. */
 export interface CodeGuard {
-  /** Throws ACCOUNT_LOCKED while the account is locked. */
-  assertUnlocked(tenant: string, userId: string): Promise<void>;
-  /** Records a wrong code; throws ACCOUNT_LOCKED when it locks the account. */
-  wrongCode(tenant: string, userId: string, context: CommandContext): Promise<void>;
+  /**
+   * Decides a code checked outside a sign-in with the account's lockout: a right one commits
+   * `appendsIfRight` with the check; a wrong one counts as a guess and throws INVALID_OTP; a locked
+   * account (or one this guess locks) throws ACCOUNT_LOCKED.
+   */
+  checkCode(tenant: string, userId: string, purpose: 'disable_totp', codeMatches: boolean, context: CommandContext, appendsIfRight: () => StreamAppend[]): Promise<void>;
 }
 
 export interface MfaDeps extends CommandDeps {
@@ -35,14 +38,22 @@ export function proofOf(secretBox: SecretBox, state: FactorsState, code: string,
   return state.recoveryCodes.includes(codeHash) ? { method: 'recovery_code', codeHash } : null;
 }
 
-/**
- * The append that spends a proof on the factors as read (their revision expected): committed with
- * the sign-in it completes, so two sign-ins cannot spend one code.
- */
-export function spendAppend(deps: CommandDeps, tenant: string, userId: string, factors: LoadedState<FactorsState>, proof: FactorProof, context: CommandContext): StreamAppend {
-  const events = factorsDecider.decide({ type: 'UseSecondFactor', userId, proof }, factors.state);
+/** The append of a factors command decided on the factors as read (their revision expected), for the caller to commit with other streams. */
+function factorsAppend(deps: CommandDeps, tenant: string, userId: string, factors: LoadedState<FactorsState>, command: FactorsCommand, context: CommandContext): StreamAppend {
+  const events = factorsDecider.decide(command, factors.state);
   return { streamId: mfaStreamId(tenant, userId), expectedRevision: factors.revision ?? 'no_stream', events: toNewEvents(events, context, deps.clock) };
 }
+
+/**
+ * The append that spends a proof on the factors as read: committed with the sign-in it completes,
+ * so two sign-ins cannot spend one code.
+ */
+export const spendAppend = (deps: CommandDeps, tenant: string, userId: string, factors: LoadedState<FactorsState>, proof: FactorProof, context: CommandContext) =>
+  factorsAppend(deps, tenant, userId, factors, { type: 'UseSecondFactor', userId, proof }, context);
+
+/** A factors append that lost to another writer: the code it spent, or the factor it changed, is no longer as read. */
+export const isFactorsConflict = (error: unknown, tenant: string, userId: string): boolean =>
+  error instanceof WrongExpectedVersionError && error.streamId === mfaStreamId(tenant, userId);
 
 /** A TOTP code as typed: apps show it in groups ("123 456"). */
 const totpDigits = (code: string) => code.replace(/\s/g, '');
@@ -79,15 +90,17 @@ export function mfaCommands(deps: MfaDeps) {
      * latter). A wrong code counts towards the account's lockout.
      */
     async disable(tenant: string, userId: string, code: string, context: CommandContext) {
-      const { state } = await loadState(deps, factorsDecider, stream(tenant, userId));
-      if (!state.totpSecret) throw mfaError('TOTP_NOT_ENABLED', 'TOTP is not enabled');
-      await deps.guard.assertUnlocked(tenant, userId);
-      const proof = proofOf(deps.secretBox, state, code, deps.clock.now());
-      if (!proof) {
-        await deps.guard.wrongCode(tenant, userId, context);
-        throw invalidCode();
+      const factors = await loadState(deps, factorsDecider, stream(tenant, userId));
+      if (!factors.state.totpSecret) throw mfaError('TOTP_NOT_ENABLED', 'TOTP is not enabled');
+      const proof = proofOf(deps.secretBox, factors.state, code, deps.clock.now());
+      try {
+        await deps.guard.checkCode(tenant, userId, 'disable_totp', proof !== null, context, () => [
+          factorsAppend(deps, tenant, userId, factors, { type: 'DisableTotp', userId, proof: proof! }, context),
+        ]);
+      } catch (error) {
+        if (isFactorsConflict(error, tenant, userId)) throw invalidCode();
+        throw error;
       }
-      await handleCommand(deps, factorsDecider, stream(tenant, userId), { type: 'DisableTotp', userId, proof }, context);
       return { totpEnabled: false as const };
     },
   };

@@ -1,6 +1,6 @@
 // The public surface of the mfa module: other modules, the composition root and the read models import only this.
 export { codeFields, codeMethod } from './code-form.ts';
-export { factorsRead, mfaCommands, proofOf, spendAppend } from './commands.ts';
+export { factorsRead, isFactorsConflict, mfaCommands, proofOf, spendAppend } from './commands.ts';
 export type { CodeGuard, MfaCommands } from './commands.ts';
 export { availableMethods, factorsDecider } from './decider.ts';
 export type { FactorsState } from './decider.ts';

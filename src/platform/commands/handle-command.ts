@@ -5,7 +5,7 @@ import { newId } from '../ids.ts';
 import type { CommandContext } from './context.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import type { Decider, DomainEvent } from './decider.ts';
-import { FoldedStates } from './folded-states.ts';
+import { FoldedStates, type FoldedState } from './folded-states.ts';
 
 export interface CommandResult<State, Event> {
   state: State;
@@ -154,31 +154,31 @@ export interface LoadedState<State> {
 }
 
 /**
- * Folds a stream's tail onto the state this instance folded last (or the initial state), and
- * remembers the result. Reads of one stream may overlap (two requests, or one stream read twice in
- * a round trip, whose tails then arrive together): the remembered state may already hold the start
- * of the tail, and an event is never folded twice (evolve need not be idempotent).
+ * Folds a stream's tail onto `base`, the state this instance had folded when the read started (or
+ * the initial state), and remembers the result (FoldedStates keeps the newer of two). The base is
+ * taken before the read because the remembered state may change during it: another read may fold
+ * further, a conflict forget it, the cache evict it. A stream read twice in one round trip gets
+ * both tails in one list: an event is folded once, in revision order.
  */
-function foldTail<State, Event extends DomainEvent>(store: EventStore, decider: Evolving<State, Event>, streamId: string, tail: unknown[]): LoadedState<State> {
-  const folded = FoldedStates.of<State>(store, decider);
-  const known = folded.get(streamId);
-  let last = known?.revision;
+function foldTail<State, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Evolving<State, Event>,
+  streamId: string,
+  base: FoldedState<State> | undefined,
+  tail: unknown[],
+): LoadedState<State> {
+  let revision = base?.revision;
   const events = (tail as (Event & { revision: bigint })[]).filter((event) => {
-    if (last !== undefined && event.revision <= last) return false;
-    last = event.revision;
+    if (revision !== undefined && event.revision <= revision) return false;
+    revision = event.revision;
     return true;
   });
-  if (known && events.length === 0) return known;
-  const state = events.reduce(decider.evolve, known ? known.state : decider.initialState());
-  const revision = events.at(-1)?.revision ?? known?.revision;
-  if (revision !== undefined) folded.remember(streamId, { state, revision });
+  const state = events.reduce(decider.evolve, base ? base.state : decider.initialState());
+  if (revision !== undefined) FoldedStates.of<State>(store, decider).remember(streamId, { state, revision });
   return { state, revision };
 }
 
-const tailStart = (store: EventStore, decider: object, streamId: string): bigint => {
-  const known = FoldedStates.of(store, decider).get(streamId);
-  return known ? known.revision + 1n : 0n;
-};
+const tailStart = (base: FoldedState<unknown> | undefined): bigint => (base ? base.revision + 1n : 0n);
 
 /**
  * A stream's current state and the revision of its last event (undefined: no stream), read from
@@ -189,8 +189,9 @@ export async function loadState<State, Event extends DomainEvent>(
   decider: Evolving<State, Event>,
   streamId: string,
 ): Promise<LoadedState<State>> {
-  const tail = await deps.store.readStream(streamId, tailStart(deps.store, decider, streamId));
-  return foldTail(deps.store, decider, streamId, tail);
+  const base = FoldedStates.of<State>(deps.store, decider).get(streamId);
+  const tail = await deps.store.readStream(streamId, tailStart(base));
+  return foldTail(deps.store, decider, streamId, base, tail);
 }
 
 /** A stream to load with `loadStates`, and the decider that folds it. */
@@ -206,11 +207,12 @@ export async function loadStates<const Reads extends readonly StateRead<any>[]>(
   reads: Reads,
 ): Promise<{ [K in keyof Reads]: Reads[K] extends StateRead<infer State> ? LoadedState<State> : never }> {
   const { store } = deps;
+  const bases = reads.map((read) => FoldedStates.of(store, read.decider).get(read.streamId));
   const tails = await store.readStreams(
     reads.map((read) => read.streamId),
-    reads.map((read) => tailStart(store, read.decider, read.streamId)),
+    bases.map(tailStart),
   );
-  return reads.map((read, i) => foldTail(store, read.decider, read.streamId, tails[i]!)) as never;
+  return reads.map((read, i) => foldTail(store, read.decider, read.streamId, bases[i], tails[i]!)) as never;
 }
 
 /** The highest global position among append results: what read-your-writes waits for. */

@@ -144,6 +144,24 @@ describe('login decider', () => {
       spec.given([opened]).when(complete({ account: { enabled: false } })).then([failed('disabled')]);
     });
 
+    it('a code checked outside a sign-in: right ends the run of guesses, wrong is a guess, nothing while locked', () => {
+      const check = (codeMatches: boolean) => ({ type: 'CheckFactorCode' as const, userId: 'u1', purpose: 'disable_totp' as const, codeMatches, now: at(10), policy });
+      const accepted: LoginEvent = { type: 'FactorCodeAccepted', data: { userId: 'u1', purpose: 'disable_totp' } };
+      spec.given([failed(), failed()]).when(check(true)).then([accepted]);
+      expect(fold(loginDecider, [failed(), failed(), accepted]).consecutiveFailures).toBe(0);
+      spec.given([failed()]).when(check(false)).then([badCode]);
+      spec
+        .given([failed(), badCode])
+        .when(check(false))
+        .then([badCode, { type: 'AccountLocked', data: { userId: 'u1', lockedAt: at(10), lockedUntil: at(310), lockoutNumber: 1, failures: 3 } }]);
+      spec.given([locked(at(5), at(600))]).when(check(true)).then([]);
+    });
+
+    it('an unlock is recorded for open challenges alone, to void them', () => {
+      spec.given([opened]).when({ type: 'UnlockAccount', userId: 'u1', reason: 'password_reset', now: at(10) }).then([{ type: 'AccountUnlocked', data: { userId: 'u1', reason: 'password_reset' } }]);
+      spec.given([]).when({ type: 'UnlockAccount', userId: 'u1', reason: 'password_reset', now: at(10) }).then([]);
+    });
+
     it('keeps the last five challenges open', () => {
       const open = (hash: string): LoginEvent => ({ type: 'LoginMfaRequired', data: { ...(opened.data as object), challengeHash: hash } as never });
       const state = fold(loginDecider, ['a', 'b', 'c', 'd', 'e', 'f'].map(open));

@@ -3,7 +3,7 @@ import { systemClock } from '../../../src/platform/clock.ts';
 import { systemContext } from '../../../src/platform/commands/context.ts';
 import type { Decider } from '../../../src/platform/commands/decider.ts';
 import { FoldedStates } from '../../../src/platform/commands/folded-states.ts';
-import { handleCommand, loadStates } from '../../../src/platform/commands/handle-command.ts';
+import { handleCommand, loadState, loadStates } from '../../../src/platform/commands/handle-command.ts';
 import { PostgresEventStore } from '../../../src/platform/eventstore/postgres.ts';
 import type { EventStore } from '../../../src/platform/eventstore/port.ts';
 import { newId } from '../../../src/platform/ids.ts';
@@ -94,6 +94,24 @@ describe('commands decide on the state they remembered, and read only when it ma
     expect(first).toEqual({ state: { total: 11, events: 2 }, revision: 1n });
     expect(second).toEqual(first);
     expect(FoldedStates.of(store, counter).get(stream)).toEqual(first);
+  });
+
+  it('a read folds its tail onto the state it started from, even when that state is forgotten or evicted meanwhile', async () => {
+    const stream = `counter-t.${newId()}`;
+    let during: (() => void) | null = null;
+    const own: EventStore = Object.create(store, {
+      readStream: { value: async (streamId: string, from = 0n) => {
+        const events = await store.readStream(streamId, from);
+        during?.();
+        return events;
+      } },
+    });
+    await handleCommand({ store: own, clock: systemClock }, counter, stream, { type: 'Count', by: 1 }, systemContext('t'));
+    const metadata = { tenantId: 't', actor: 'system', occurredAt: new Date().toISOString() };
+    await store.append(stream, [{ id: newId(), type: 'Counted', data: { by: 10 }, metadata }], 'any');
+    // A conflict elsewhere (or the cache's eviction) drops the remembered state while the tail is read.
+    during = () => FoldedStates.of(own, counter).forget(stream);
+    expect(await loadState({ store: own }, counter, stream)).toEqual({ state: { total: 11, events: 2 }, revision: 1n });
   });
 
   it('an append that loses to another writer forgets the remembered state and decides again on the whole stream', async () => {
