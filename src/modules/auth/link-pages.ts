@@ -9,7 +9,7 @@ import { publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import { TENANT_NAME, type TenantRef } from '../../platform/http/tenant-resolution.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { secondFactorSignIn } from './login.ts';
+import type { secondFactorSignIn } from './second-factor-sign-in.ts';
 import type { magicLinks } from './magic-link.ts';
 import type { PasswordFlows } from './password-flows.ts';
 

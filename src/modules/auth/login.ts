@@ -1,15 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { availableMethods, factorsDecider, factorsRead, invalidCode, isFactorsConflict, mfaStreamId, proofOf, spendAppend, type FactorsState, type SecondFactorMethod } from '../mfa/index.ts';
+import { availableMethods, factorsDecider, factorsRead, invalidCode, mfaStreamId, type FactorsState, type SecondFactorMethod } from '../mfa/index.ts';
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import { flatten, type SettingsProvider } from '../settings/index.ts';
 import { emailReservation, userDecider, userStreamId, type ActiveUser, type PasswordHasher, type UserState } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, loadState, loadStates, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
-import type { SecretBox } from '../../platform/crypto/secret-box.ts';
 import { reservationReads, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import { authError } from './errors.ts';
-import { isUuid, newId } from '../../platform/ids.ts';
+import { newId } from '../../platform/ids.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { accessTokenFor } from './access-tokens.ts';
 import { loginAttemptStreamId, loginStreamId, type LoginFailed } from './events.ts';
@@ -17,8 +16,6 @@ import {
   accountLocked,
   lockedUntil,
   loginDecider,
-  mfaTokenInvalid,
-  openChallenge,
   type LoginAttempt,
   type LoginCommand,
   type LoginState,
@@ -57,7 +54,7 @@ async function mustEnrolFactor(deps: Pick<LoginDeps, 'settings' | 'roles'>, tena
   return held.some((role) => role.permissions.includes('admin:all') && user.roles.some((ref) => ref.id === role.id));
 }
 
-const accountReads = (tenant: string, userId: string) =>
+export const accountReads = (tenant: string, userId: string) =>
   [
     { decider: userDecider, streamId: userStreamId(tenant, userId) },
     { decider: loginDecider, streamId: loginStreamId(tenant, userId) },
@@ -125,7 +122,7 @@ export interface MfaChallenge {
 
 /** An mfaToken is five minutes' proof of the first factor (decisions.md); it names its account. */
 const CHALLENGE_SECONDS = 300;
-const challengeHashOf = (secret: string) => createHash('sha256').update(secret).digest('base64url');
+export const challengeHashOf = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
 export type AuthenticateUser = ReturnType<typeof authenticatedSessions>;
 
@@ -168,7 +165,7 @@ type SignInCommand = Omit<LoginAttempt, 'sessionId' | 'policy'> | Omit<SecondFac
  * Decides a sign-in step on the login stream: a success starts a session in the same append (with
  * `alsoAppend`'s streams), a challenge appends only those, and a failure throws (423 when it locks).
  */
-function sessionSignIn(deps: LoginDeps) {
+export function sessionSignIn(deps: LoginDeps) {
   return async function signIn(
     tenant: string,
     user: ActiveUser,
@@ -208,65 +205,6 @@ function sessionSignIn(deps: LoginDeps) {
       sessionId,
     };
     return { tokens, position: result.position };
-  };
-}
-
-/** RFC 8176 values for what completed a challenge: a TOTP code is an OTP; any second factor makes it mfa. */
-const secondFactorAmr = (first: string[], method: SecondFactorMethod): string[] => [...new Set([...first, ...(method === 'totp' ? ['otp'] : []), 'mfa'])];
-
-/**
- * POST /api/auth/mfa/verify: the code of an open challenge completes the sign-in it names (aal2).
- * The code is spent (TOTP step, recovery code) in the append that records the success, and a
- * wrong code counts towards lockout like a wrong password: a challenge cannot be guessed at.
- */
-export function secondFactorSignIn(deps: LoginDeps & { secretBox: SecretBox }) {
-  const signIn = sessionSignIn(deps);
-
-  async function attempt(tenant: string, userId: string, challengeHash: string, method: SecondFactorMethod, code: string, context: CommandContext) {
-    const [user, login, factors] = await loadStates(deps, accountReads(tenant, userId));
-    if (user.state.status !== 'active') throw mfaTokenInvalid();
-    const active = user.state;
-    const now = deps.clock.now();
-    const until = lockedUntil(login.state, now);
-    if (until) throw accountLocked(until, now);
-    const challenge = openChallenge(login.state, challengeHash, now);
-    // A factor turned off since the challenge opened: nothing can complete it.
-    if (!challenge || availableMethods(factors.state).length === 0) throw mfaTokenInvalid();
-    const proof = proofOf(deps.secretBox, factors.state, code, now, method);
-    const step: Omit<SecondFactorAttempt, 'sessionId' | 'policy'> = {
-      type: 'CompleteSecondFactor',
-      userId,
-      challengeHash,
-      method,
-      codeMatches: proof !== null,
-      account: { enabled: active.enabled },
-      now: now.toISOString(),
-    };
-    const auth = { acr: 'aal2', amr: secondFactorAmr(challenge.amr, method) };
-    const sessionContext = { ...context, actor: userId };
-    const outcome = await signIn(tenant, active, step, auth, context, () => (proof ? [spendAppend(deps, tenant, userId, factors, proof, sessionContext)] : []));
-    if (!('tokens' in outcome)) throw new Error('A second factor opened another challenge');
-    return outcome;
-  }
-
-  return async function completeSecondFactor(tenant: string, mfaToken: string, method: SecondFactorMethod, code: string, context: CommandContext) {
-    const dot = mfaToken.indexOf('.');
-    const userId = mfaToken.slice(0, dot);
-    if (!isUuid(userId) || mfaToken.length > 512) throw mfaTokenInvalid();
-    const challengeHash = challengeHashOf(mfaToken.slice(dot + 1));
-    try {
-      return await attempt(tenant, userId, challengeHash, method, code, context);
-    } catch (error) {
-      if (!isFactorsConflict(error, tenant, userId)) throw error;
-    }
-    // The factors changed while this code was checked (another sign-in spent a code, or TOTP was
-    // turned off): checked once more on them; a code spent meanwhile is no longer valid.
-    try {
-      return await attempt(tenant, userId, challengeHash, method, code, context);
-    } catch (error) {
-      if (isFactorsConflict(error, tenant, userId)) throw invalidCode();
-      throw error;
-    }
   };
 }
 

@@ -10,7 +10,8 @@ import { authenticated, publicAccess, route } from '../../platform/http/route.ts
 import type { HttpServer } from '../../platform/http/server.ts';
 import { adoptTenant, tenantOf, type CredentialTenantErrors } from '../../platform/http/tenant-resolution.ts';
 import { authError } from './errors.ts';
-import type { passwordLogin, secondFactorSignIn, SignInResult } from './login.ts';
+import type { passwordLogin, SignInResult } from './login.ts';
+import type { secondFactorSignIn } from './second-factor-sign-in.ts';
 import type { signup } from './signup.ts';
 import type { Grant } from './token-endpoint.ts';
 import { withClientCredentials } from './token-request-params.ts';
