@@ -94,6 +94,14 @@ describe('two-factor sign-in with TOTP (decisions.md, Two-factor)', () => {
     expect(users.map((d) => d.proof.method)).toEqual(['totp', 'recovery_code']);
   });
 
+  it('one code on two challenges at once: exactly one sign-in', async () => {
+    nextStep();
+    const [first, second] = [await challenge(), await challenge()];
+    const answers = await Promise.all([verify(first, code()), verify(second, code())]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    expect(answers.find((a) => a.status === 400)!.body.error.code).toBe('INVALID_OTP');
+  });
+
   it('a challenge of one tenant is nothing in another; a forged token is refused', async () => {
     const mfaToken = await challenge();
     nextStep();
