@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveredMessage, Subscription } from '../../src/platform/bus/port.ts';
+import { base32Decode, timeStep, totpCode } from '../../src/modules/mfa/totp.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
 import { kafkaBrokers, kafkaReachable } from '../support/kafka.ts';
@@ -113,8 +114,21 @@ describe(`secrets never leak into logs, events, tables or the bus (${BUS.name})`
     secrets.set('reset link', secretPart(reset));
 
     const magic = await mailedToken('/api/auth/magic-link', email, 'Your sign-in link');
-    expect((await post('/api/auth/magic-link/verify', { token: magic })).status).toBe(200);
+    const signedIn = await post('/api/auth/magic-link/verify', { token: magic });
+    expect(signedIn.status).toBe(200);
     remember('magic link', secretPart(magic));
+
+    // Two-factor: the TOTP secret, the recovery codes and a sign-in challenge.
+    const own = signedIn.body.data.accessToken;
+    const secret = remember('TOTP secret', (await post('/api/user/2fa/totp/setup', undefined, own)).body.data.secret);
+    const enabled = await post('/api/user/2fa/totp/enable', { code: totpCode(base32Decode(secret), timeStep(new Date())) }, own);
+    expect(enabled.status).toBe(200);
+    const [recovery, unused] = enabled.body.data.recoveryCodes as [string, string];
+    remember('recovery code', recovery);
+    remember('unused recovery code', unused);
+    const challenged = await post('/api/auth/login', { email, password: secrets.get('reset password') });
+    remember('mfa token', secretPart(challenged.body.data.mfaToken));
+    expect((await post('/api/auth/mfa/verify', { mfaToken: challenged.body.data.mfaToken, method: 'recovery_code', code: recovery })).status).toBe(200);
 
     const signup = await post('/api/auth/signup', { email: 'signup@p.test', password: remember('signup password', distinctive('Pw4')) });
     expect(signup.status).toBe(201);
