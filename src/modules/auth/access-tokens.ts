@@ -8,7 +8,8 @@ const RESERVED = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'tid'
 
 /**
  * An access token for a user's session: the names of the roles that still exist, and the extra
- * claims the tenant maps from user fields (settings section tokenClaims).
+ * claims the tenant maps from user fields (settings section tokenClaims). Answers the token and the
+ * roles it names (`held`), for callers that judge the holder by them.
  */
 export async function accessTokenFor(
   deps: { tokens: TokenService; roles: RoleQueries },
@@ -20,21 +21,22 @@ export async function accessTokenFor(
   client?: { clientId: string; scope: string },
 ) {
   const existing = await deps.roles.byNames(tenant, user.roles.map((r) => r.name));
-  const roles = existing.filter((r) => user.roles.some((held) => held.id === r.id)).map((r) => r.name);
+  const held = existing.filter((r) => user.roles.some((ref) => ref.id === r.id));
   const extra = Object.fromEntries(
     settings.tokenClaims.claims.filter(({ claim }) => !RESERVED.has(claim)).map(({ claim, from }) => [claim, user[from]]),
   );
-  return deps.tokens.issue(
+  const issued = await deps.tokens.issue(
     {
       ...extra,
       sub: user.userId,
       tid: tenant,
       sid: session.sessionId,
-      roles,
+      roles: held.map((r) => r.name),
       acr: session.acr,
       amr: session.amr,
       ...(client ? { scope: client.scope, client_id: client.clientId } : {}),
     },
     settings.tokens.accessTokenExpiry,
   );
+  return { ...issued, held };
 }

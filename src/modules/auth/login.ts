@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { availableMethods, factorsDecider, factorsRead, invalidCode, mfaStreamId, type FactorsState, type SecondFactorMethod } from '../mfa/index.ts';
 import type { RoleQueries } from '../roles/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
-import { flatten, type SettingsProvider } from '../settings/index.ts';
+import { flatten, type NestedSettings, type SettingsProvider } from '../settings/index.ts';
 import { emailReservation, userDecider, userStreamId, type ActiveUser, type PasswordHasher, type UserState } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, loadState, loadStates, toNewEvents, type CommandDeps, type LoadedState } from '../../platform/commands/handle-command.ts';
@@ -40,18 +40,6 @@ export interface IssuedTokens {
   expiresIn: number;
   sessionId: string;
   mfaEnrollmentRequired?: true;
-}
-
-/**
- * decisions.md, Security settings: while requireMfaForAdmin holds, an administrator (admin:all)
- * with no second factor signs in with a password alone, told to enrol one. Called only for an
- * account without a factor (one with a factor passes it).
- */
-async function mustEnrolFactor(deps: Pick<LoginDeps, 'settings' | 'roles'>, tenant: string, user: ActiveUser): Promise<boolean> {
-  const { settings } = await deps.settings.nested(tenant);
-  if (!settings.login.requireMfaForAdmin) return false;
-  const held = await deps.roles.byNames(tenant, user.roles.map((role) => role.name));
-  return held.some((role) => role.permissions.includes('admin:all') && user.roles.some((ref) => ref.id === role.id));
 }
 
 export const accountReads = (tenant: string, userId: string) =>
@@ -150,14 +138,19 @@ export function authenticatedSessions(deps: LoginDeps) {
       ...(secret && { challenge: { hash: challengeHashOf(secret), expiresAt: new Date(now.getTime() + CHALLENGE_SECONDS * 1000).toISOString(), amr: proof.amr, methods } }),
     };
     const outcome = await signIn(tenant, user, attempt, { acr: 'aal1', amr: proof.amr }, context, () => alsoAppend);
-    if ('tokens' in outcome) {
-      if (await mustEnrolFactor(deps, tenant, user)) outcome.tokens.mfaEnrollmentRequired = true;
-      return outcome;
-    }
+    if ('tokens' in outcome) return outcome;
     // The challenge is open (and any magic link spent with it): the mfaToken names the account and proves the first factor.
     return { challenge: { mfaRequired: true, mfaToken: `${user.userId}.${secret}`, availableMethods: methods }, position: outcome.position };
   };
 }
+
+/**
+ * decisions.md, Security settings: while requireMfaForAdmin holds, an administrator (a role with
+ * admin:all) with no second factor signs in with a password alone, told to enrol one. A first
+ * factor that reached tokens had no second factor to ask for (it would have opened a challenge).
+ */
+const mustEnrolFactor = (step: SignInCommand, settings: NestedSettings, held: readonly { permissions: string[] }[]) =>
+  step.type === 'RecordLogin' && settings.login.requireMfaForAdmin && held.some((role) => role.permissions.includes('admin:all'));
 
 type SignInCommand = Omit<LoginAttempt, 'sessionId' | 'policy'> | Omit<SecondFactorAttempt, 'sessionId' | 'policy'>;
 
@@ -203,6 +196,7 @@ export function sessionSignIn(deps: LoginDeps) {
       tokenType: 'Bearer',
       expiresIn: access.expiresIn,
       sessionId,
+      ...(mustEnrolFactor(step, nested, access.held) && { mfaEnrollmentRequired: true }),
     };
     return { tokens, position: result.position };
   };

@@ -49,18 +49,15 @@ export function secondFactorSignIn(deps: LoginDeps & { secretBox: SecretBox }) {
     const userId = mfaToken.slice(0, dot);
     if (!isUuid(userId) || mfaToken.length > 512) throw mfaTokenInvalid();
     const challengeHash = challengeHashOf(mfaToken.slice(dot + 1));
-    try {
-      return await attempt(tenant, userId, challengeHash, method, code, context);
-    } catch (error) {
-      if (!isFactorsConflict(error, tenant, userId)) throw error;
-    }
-    // The factors changed while this code was checked (another sign-in spent a code, or TOTP was
-    // turned off): checked once more on them; a code spent meanwhile is no longer valid.
-    try {
-      return await attempt(tenant, userId, challengeHash, method, code, context);
-    } catch (error) {
-      if (isFactorsConflict(error, tenant, userId)) throw invalidCode();
-      throw error;
+    // The factors may change while the code is checked (another sign-in spent a code, or TOTP was
+    // turned off): the code is checked once more on them; a code spent meanwhile is no longer valid.
+    for (let tries = 1; ; tries += 1) {
+      try {
+        return await attempt(tenant, userId, challengeHash, method, code, context);
+      } catch (error) {
+        if (!isFactorsConflict(error, tenant, userId)) throw error;
+        if (tries === 2) throw invalidCode();
+      }
     }
   };
 }

@@ -1,8 +1,9 @@
 import { html } from '../../platform/http/html.ts';
 import type { SecondFactorMethod } from './events.ts';
+import { TOTP_CODE, totpDigits } from './totp.ts';
 
 /** A code as typed into a page: six digits (spaces ignored) are a TOTP code, anything else a recovery code. */
-export const codeMethod = (code: string): SecondFactorMethod => (/^\d{6}$/.test(code.replace(/\s/g, '')) ? 'totp' : 'recovery_code');
+export const codeMethod = (code: string): SecondFactorMethod => (TOTP_CODE.test(totpDigits(code)) ? 'totp' : 'recovery_code');
 
 /** The second step of a sign-in page's form: the challenge it answers (hidden) and the code. */
 export const codeFields = (mfaToken: string) => html`<input type="hidden" name="mfa_token" value="${mfaToken}">

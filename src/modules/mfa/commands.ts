@@ -8,7 +8,7 @@ import { codeMethod } from './code-form.ts';
 import { invalidCode, mfaError } from './errors.ts';
 import { mfaStreamId, type FactorProof } from './events.ts';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.ts';
-import { matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
+import { matchingStep, newTotpSecret, otpauthUrl, totpDigits } from './totp.ts';
 
 /** The account's lockout, kept by the login stream: codes checked here count as guesses there. */
 export interface CodeGuard {
@@ -31,7 +31,7 @@ export interface MfaDeps extends CommandDeps {
  */
 export function proofOf(secretBox: SecretBox, state: FactorsState, code: string, at: Date, method = codeMethod(code)): FactorProof | null {
   if (method === 'totp') {
-    const step = state.totpSecret ? matchingStep(secretBox.open(state.totpSecret), totpDigits(code), at, state.lastStep) : null;
+    const step = state.totpSecret ? stepOf(secretBox, state.totpSecret, code, at, state.lastStep) : null;
     return step === null ? null : { method: 'totp', step };
   }
   const codeHash = recoveryCodeHash(code);
@@ -55,33 +55,32 @@ export const spendAppend = (deps: CommandDeps, tenant: string, userId: string, f
 export const isFactorsConflict = (error: unknown, tenant: string, userId: string): boolean =>
   error instanceof WrongExpectedVersionError && error.streamId === mfaStreamId(tenant, userId);
 
-/** A TOTP code as typed: apps show it in groups ("123 456"). */
-const totpDigits = (code: string) => code.replace(/\s/g, '');
+/** The unused time step a typed code belongs to, for a sealed secret. */
+const stepOf = (secretBox: SecretBox, sealedSecret: string, code: string, at: Date, lastStep: number) =>
+  matchingStep(secretBox.open(sealedSecret), totpDigits(code), at, lastStep);
 
 export const factorsRead = (tenant: string, userId: string) => ({ decider: factorsDecider, streamId: mfaStreamId(tenant, userId) });
 
 /** TOTP enrolment of the user's own account (decisions.md, Two-factor). */
 export function mfaCommands(deps: MfaDeps) {
-  const stream = (tenant: string, userId: string) => mfaStreamId(tenant, userId);
-
   return {
     /** A new secret (replacing any pending one), shown once: the app scans otpauthUrl. */
     async setup(tenant: string, userId: string, account: string, context: CommandContext) {
       const secret = newTotpSecret();
-      await handleCommand(deps, factorsDecider, stream(tenant, userId), { type: 'StartTotpSetup', userId, sealedSecret: deps.secretBox.seal(secret) }, context);
+      await handleCommand(deps, factorsDecider, mfaStreamId(tenant, userId), { type: 'StartTotpSetup', userId, sealedSecret: deps.secretBox.seal(secret) }, context);
       return { secret, otpauthUrl: otpauthUrl(tenant, account, secret) };
     },
 
     /** Confirms the pending secret with a code of it: TOTP is on, and ten recovery codes are shown once. */
     async enable(tenant: string, userId: string, code: string, context: CommandContext) {
-      const { state } = await loadState(deps, factorsDecider, stream(tenant, userId));
+      const { state } = await loadState(deps, factorsDecider, mfaStreamId(tenant, userId));
       if (state.totpSecret) throw mfaError('TOTP_ALREADY_ENABLED', 'TOTP is already enabled');
       if (!state.pendingSecret) throw mfaError('TOTP_NOT_SET_UP', 'Start the TOTP setup first');
-      const step = matchingStep(deps.secretBox.open(state.pendingSecret), totpDigits(code), deps.clock.now(), state.lastStep);
+      const step = stepOf(deps.secretBox, state.pendingSecret, code, deps.clock.now(), state.lastStep);
       if (step === null) throw invalidCode();
       const recoveryCodes = newRecoveryCodes();
       const command = { type: 'EnableTotp', userId, sealedSecret: state.pendingSecret, step, recoveryCodeHashes: recoveryCodes.map(recoveryCodeHash) } as const;
-      await handleCommand(deps, factorsDecider, stream(tenant, userId), command, context);
+      await handleCommand(deps, factorsDecider, mfaStreamId(tenant, userId), command, context);
       return { totpEnabled: true as const, recoveryCodes };
     },
 
@@ -90,7 +89,7 @@ export function mfaCommands(deps: MfaDeps) {
      * latter). A wrong code counts towards the account's lockout.
      */
     async disable(tenant: string, userId: string, code: string, context: CommandContext) {
-      const factors = await loadState(deps, factorsDecider, stream(tenant, userId));
+      const factors = await loadState(deps, factorsDecider, mfaStreamId(tenant, userId));
       if (!factors.state.totpSecret) throw mfaError('TOTP_NOT_ENABLED', 'TOTP is not enabled');
       const proof = proofOf(deps.secretBox, factors.state, code, deps.clock.now());
       try {

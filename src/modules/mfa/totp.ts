@@ -8,6 +8,9 @@ const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
 export const TOTP_CODE = /^\d{6}$/;
 
+/** A TOTP code as typed: apps show it in groups ("123 456"). */
+export const totpDigits = (code: string) => code.replace(/\s/g, '');
+
 /** RFC 4648 base32 without padding: how authenticator apps take a secret. */
 export function base32Encode(bytes: Buffer): string {
   let bits = 0;
