@@ -104,7 +104,13 @@ export interface EventStore {
   tenantAt(position: bigint): Promise<string | null>;
   /** Catch-up from `after`, then live. */
   subscribeToAll(options: SubscribeOptions): Subscription;
-  /** Position of the newest event a global reader may see now (0n when empty). */
+  /**
+   * Position of the newest event a global reader may see now (0n when empty). Never above an event
+   * that can still appear, but not monotonic: PostgreSQL's visibility bound is conservative, and a
+   * transaction that ends between a read's snapshot and its look at the commit log lowers it for
+   * that read (migration 0039). Callers keep their own positions and use this as a starting point
+   * or an upper bound only.
+   */
   headPosition(): Promise<bigint>;
   /**
    * Position of the newest committed event, visible to global readers yet or not (0n when empty):
