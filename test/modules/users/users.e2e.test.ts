@@ -149,6 +149,31 @@ describe('users, roles and password login over HTTP', () => {
     expect(assigned.rows[0].n).toBe(1);
   });
 
+  it('a manage:users holder cannot grant roles beyond its own permissions (admin), on create or by assignment', async () => {
+    const roles = (await call('GET', '/api/roles')).body.data as { id: string; name: string }[];
+    const adminRole = roles.find((r) => r.name === 'admin')!;
+    const helpdeskRole = (await call('POST', '/api/roles', { name: 'helpdesk', permissions: ['manage:users'] })).body.data;
+    await call('POST', '/api/users', { email: 'helpdesk@acme.test', password: 'Helpd3skPass', roles: ['helpdesk'] });
+    const helpdesk = (await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email: 'helpdesk@acme.test', password: 'Helpd3skPass' } })).body.data.accessToken;
+    const asHelpdesk = (method: string, url: string, body?: unknown) => call(method, url, body, helpdesk);
+    expect((await asHelpdesk('GET', '/api/roles')).status).toBe(403);
+
+    // A second account of its own making, holding admin: the helpdesk would hold admin:all.
+    const created = await asHelpdesk('POST', '/api/users', { email: 'sock-puppet@acme.test', password: 'Pupp3tPass', roles: ['admin'] });
+    expect.soft([created.status, created.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
+    if (created.status === 201) {
+      const puppet = (await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email: 'sock-puppet@acme.test', password: 'Pupp3tPass' } })).body.data.accessToken;
+      expect((await call('GET', '/api/roles', undefined, puppet)).status, 'the helpdesk reached an admin:all route').toBe(403);
+    }
+
+    const plain = (await asHelpdesk('POST', '/api/users', { email: 'plain@acme.test', password: 'Pl4inPass' })).body.data;
+    const assigned = await asHelpdesk('POST', `/api/users/${plain.id}/roles`, { roleId: adminRole.id });
+    expect([assigned.status, assigned.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
+    expect((await call('GET', `/api/users/${plain.id}`)).body.data.roles).toEqual(['user']);
+    // Roles within its own permissions stay grantable.
+    expect((await asHelpdesk('POST', `/api/users/${plain.id}/roles`, { roleId: helpdeskRole.id })).status).toBe(200);
+  });
+
   it('roles CRUD: 201, ROLE_NAME_TAKEN 409, unknown permission 400, and permissions take effect', async () => {
     const created = await call('POST', '/api/roles', { name: 'auditor', description: 'Reads users', color: '#123456', permissions: ['manage:users'] });
     expect(created.status).toBe(201);
