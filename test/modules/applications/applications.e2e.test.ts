@@ -111,4 +111,32 @@ describe('applications and client credentials', () => {
     const unauthorized = await form({ grant_type: 'client_credentials', client_id: web.clientId, client_secret: web.clientSecret });
     expect([unauthorized.status, unauthorized.body.error]).toEqual([400, 'unauthorized_client']);
   });
+
+  it('a manage:applications holder cannot mint a client with permissions beyond its own (admin:all in the platform tenant)', async () => {
+    const root = await t.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
+    const asRoot = (method: string, url: string, body?: unknown) => t.request({ method, url, tenant: PLATFORM, token: root, body });
+    expect((await asRoot('POST', '/api/roles', { name: 'integrator', permissions: ['manage:applications'] })).status).toBe(201);
+    const integrator = await t.token({ sub: 'integrator-1', tenant: PLATFORM, roles: ['integrator'] });
+    const asIntegrator = (method: string, url: string, body?: unknown) => t.request({ method, url, tenant: PLATFORM, token: integrator, body });
+    expect((await asIntegrator('GET', '/api/tenants')).status).toBe(403);
+
+    // Creating a client whose scope holds admin:all would hand the integrator the platform.
+    const created = await asIntegrator('POST', '/api/applications', { name: 'backdoor', type: 'm2m', scopes: ['admin:all'] });
+    expect.soft([created.status, created.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
+    if (created.status === 201) {
+      const { clientId, clientSecret } = created.body.data;
+      const token = (await form({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret })).body.access_token;
+      const tenant = await t.request({ method: 'POST', url: '/api/tenants', tenant: PLATFORM, token, body: { name: 'seized' } });
+      expect(tenant.status, 'the integrator created a tenant through its own client').not.toBe(201);
+    }
+
+    // Nor by widening a client it may create, nor by taking over an administrator's wider client.
+    const narrow = await asIntegrator('POST', '/api/applications', { name: 'narrow', type: 'm2m', scopes: ['manage:applications'] });
+    expect(narrow.status).toBe(201);
+    const widened = await asIntegrator('PUT', `/api/applications/${narrow.body.data.id}`, { scopes: ['admin:all'] });
+    expect.soft([widened.status, widened.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
+    const wide = (await asRoot('POST', '/api/applications', { name: 'ops-robot', type: 'm2m', scopes: ['admin:all'] })).body.data;
+    const rotated = await asIntegrator('POST', `/api/applications/${wide.id}/rotate-secret`);
+    expect([rotated.status, rotated.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
+  });
 });
