@@ -174,6 +174,24 @@ describe('users, roles and password login over HTTP', () => {
     expect((await asHelpdesk('POST', `/api/users/${plain.id}/roles`, { roleId: helpdeskRole.id })).status).toBe(200);
   });
 
+  it("a disabled or deleted administrator's unexpired access token no longer reaches admin routes", async () => {
+    const signIn = async (email: string) => (await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email, password: 'Form3rAdmin' } })).body.data.accessToken as string;
+    const disabledAdmin = (await call('POST', '/api/users', { email: 'ex-admin-1@acme.test', password: 'Form3rAdmin', roles: ['admin'] })).body.data;
+    const deletedAdmin = (await call('POST', '/api/users', { email: 'ex-admin-2@acme.test', password: 'Form3rAdmin', roles: ['admin'] })).body.data;
+    const [disabledToken, deletedToken] = [await signIn('ex-admin-1@acme.test'), await signIn('ex-admin-2@acme.test')];
+    expect((await call('GET', '/api/users', undefined, disabledToken)).status).toBe(200);
+    expect((await call('GET', '/api/users', undefined, deletedToken)).status).toBe(200);
+
+    expect((await call('PUT', `/api/users/${disabledAdmin.id}`, { enabled: false })).status).toBe(200);
+    expect((await call('DELETE', `/api/users/${deletedAdmin.id}`)).status).toBe(200);
+    for (const token of [disabledToken, deletedToken]) {
+      const listed = await call('GET', '/api/users', undefined, token);
+      expect([listed.status, listed.body.error?.code]).toEqual([401, 'TOKEN_INVALID']);
+      const created = await call('POST', '/api/users', { email: `revenge-${token.slice(-8)}@acme.test`, roles: ['admin'] }, token);
+      expect([created.status, created.body.error?.code]).toEqual([401, 'TOKEN_INVALID']);
+    }
+  });
+
   it('roles CRUD: 201, ROLE_NAME_TAKEN 409, unknown permission 400, and permissions take effect', async () => {
     const created = await call('POST', '/api/roles', { name: 'auditor', description: 'Reads users', color: '#123456', permissions: ['manage:users'] });
     expect(created.status).toBe(201);
