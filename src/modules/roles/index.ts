@@ -6,7 +6,7 @@ export { roleDecider } from './decider.ts';
 export { errorStatuses } from './errors.ts';
 export { roleEvents, roleStreamId } from './events.ts';
 export type { RoleCreated, RoleDeleted, RoleEvent, RoleUpdated } from './events.ts';
-export { grants, PERMISSIONS, permissionsWithinScope } from './permissions.ts';
+export { beyondHeld, grants, PERMISSIONS, permissionsWithinScope } from './permissions.ts';
 export type { Permission } from './permissions.ts';
 export { roleQueries } from './queries.ts';
 export type { Role, RoleQueries } from './queries.ts';

@@ -34,6 +34,16 @@ export function permissionsWithinScope(held: ReadonlySet<string> | null, scope: 
   return new Set(scope.filter((name) => isPermission(name) && (held === null || held.has(name) || held.has('admin:all'))));
 }
 
+/**
+ * The first of `wanted` that `held` does not cover, or undefined: what a caller may not hand on (a
+ * role to grant, an application's scopes). admin:all covers every permission; `null` (the service
+ * itself: bootstrap, a new tenant's first administrator) covers everything.
+ */
+export function beyondHeld(held: ReadonlySet<string> | null, wanted: readonly string[]): string | undefined {
+  if (held === null || held.has('admin:all')) return undefined;
+  return wanted.find((permission) => !held.has(permission));
+}
+
 export function grants(held: Iterable<string>, required: Permission): boolean {
   for (const permission of held) if (permission === 'admin:all' || permission === required) return true;
   return false;

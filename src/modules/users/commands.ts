@@ -1,10 +1,10 @@
-import type { RoleQueries } from '../roles/index.ts';
+import { beyondHeld, type Role, type RoleQueries } from '../roles/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
 import { handleCommand, type SideAppends } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict, releaseReservation, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import type { DataKeys } from '../../platform/crypto/data-keys.ts';
-import { notFound, validationError } from '../../platform/errors.ts';
+import { notFound, platformError, validationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
 import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type RoleRemovalReason, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
@@ -41,6 +41,20 @@ function mapUniquenessConflict(error: unknown): never {
   throw error;
 }
 
+/**
+ * What the caller holds, for the roles it hands on: a role whose permissions it does not all hold
+ * (admin:all holds each) is PERMISSION_DENIED, so manage:users alone cannot make an administrator.
+ * `null`: the service itself (a new tenant's first administrator).
+ */
+export type Grantor = ReadonlySet<string> | null;
+
+function assertGrantable(grantor: Grantor, roles: readonly Pick<Role, 'name' | 'permissions'>[]): void {
+  for (const role of roles) {
+    const beyond = beyondHeld(grantor, role.permissions);
+    if (beyond) throw platformError('PERMISSION_DENIED', `Role '${role.name}' holds ${beyond}, which you do not hold`);
+  }
+}
+
 export function userCommands(deps: UserCommandDeps) {
   const run = (tenant: string, userId: string, command: UserCommand, context: CommandContext, side?: SideAppends<UserState, UserEvent>) =>
     handleCommand(deps, userDecider, userStreamId(tenant, userId), command, context, side).catch(mapUniquenessConflict);
@@ -70,18 +84,20 @@ export function userCommands(deps: UserCommandDeps) {
   };
 
   return {
-    async resolveRoles(tenant: string, names: string[]): Promise<RoleRef[]> {
+    async resolveRoles(tenant: string, names: string[], grantor: Grantor = null): Promise<RoleRef[]> {
       const found = await deps.roles.byNames(tenant, names);
       const missing = names.filter((n) => !found.some((r) => r.name.toLowerCase() === n.toLowerCase()));
       if (missing.length > 0) {
         throw validationError(`Role with name '${missing[0]}' does not exist`, [{ path: 'body.roles', message: 'Unknown role' }]);
       }
+      assertGrantable(grantor, found);
       return found.map((r) => ({ id: r.id, name: r.name }));
     },
 
-    async create(tenant: string, input: CreateUserInput, context: CommandContext) {
+    /** `grantor`: the permissions of the caller, who may give only roles within them (null: the service itself). */
+    async create(tenant: string, input: CreateUserInput, context: CommandContext, grantor: Grantor = null) {
       if (input.password !== undefined) assertPasswordPolicy(input.password, await deps.settings.forTenant(tenant));
-      const roles = await this.resolveRoles(tenant, input.roles ?? [DEFAULT_ROLE]);
+      const roles = await this.resolveRoles(tenant, input.roles ?? [DEFAULT_ROLE], grantor);
       const passwordHash = input.password === undefined ? null : await deps.hasher.hash(input.password);
       const userId = newId();
       const profile: UserProfile = {
@@ -144,15 +160,21 @@ export function userCommands(deps: UserCommandDeps) {
       return run(tenant, userId, { type: 'ChangePassword', passwordHash, reason: input.reason, expectedCurrentHash: user.passwordHash }, context, side);
     },
 
-    async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext) {
+    async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext, grantor: Grantor = null) {
       if (context.actor === userId) throw userError('SELF_ROLE_CHANGE', 'You cannot change your own roles');
       const role = await deps.roles.get(tenant, roleId);
       if (!role) throw notFound('Role');
+      assertGrantable(grantor, [role]);
       return run(tenant, userId, { type: 'AssignRole', role: { id: role.id, name: role.name } }, context);
     },
 
-    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext, reason?: RoleRemovalReason) {
+    /** Taking a role away needs what giving it needs (a role that no longer exists: anyone with manage:users). */
+    async removeRole(tenant: string, userId: string, roleId: string, context: CommandContext, reason?: RoleRemovalReason, grantor: Grantor = null) {
       if (context.actor === userId) throw userError('SELF_ROLE_CHANGE', 'You cannot change your own roles');
+      if (grantor !== null) {
+        const role = await deps.roles.get(tenant, roleId);
+        if (role) assertGrantable(grantor, [role]);
+      }
       return run(tenant, userId, { type: 'RemoveRole', roleId, reason }, context);
     },
   };

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { notFound } from '../../platform/errors.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
+import { principalOf } from '../../platform/http/authentication.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
 import { permission, route } from '../../platform/http/route.ts';
 import { idParams, pageQuery } from '../../platform/http/schemas.ts';
@@ -83,7 +84,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     errors: ['EMAIL_TAKEN', 'USERNAME_TAKEN'],
     // Answered from the command's resulting state: a lagging read model cannot make it a 404.
     handler: async (request) => {
-      const { user, createdAt } = await deps.commands.create(tenantOf(request).name, request.body, commandContextOf(request));
+      const { user, createdAt } = await deps.commands.create(tenantOf(request).name, request.body, commandContextOf(request), principalOf(request).permissions);
       return { kind: 'item', data: createdUserView(user, createdAt) };
     },
   });
@@ -181,7 +182,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     responses: { 200: okBody(z.object({ assigned: z.literal(true) })) },
     errors: ['NOT_FOUND', 'SELF_ROLE_CHANGE'],
     handler: async (request) => {
-      await deps.commands.assignRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request));
+      await deps.commands.assignRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request), principalOf(request).permissions);
       return ok({ assigned: true } as const);
     },
   });
@@ -195,7 +196,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     responses: { 200: okBody(z.object({ removed: z.literal(true) })) },
     errors: ['NOT_FOUND', 'SELF_ROLE_CHANGE'],
     handler: async (request) => {
-      await deps.commands.removeRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request));
+      await deps.commands.removeRole(tenantOf(request).name, request.params.id, request.body.roleId, commandContextOf(request), undefined, principalOf(request).permissions);
       return ok({ removed: true } as const);
     },
   });

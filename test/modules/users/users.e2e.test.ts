@@ -170,6 +170,9 @@ describe('users, roles and password login over HTTP', () => {
     const assigned = await asHelpdesk('POST', `/api/users/${plain.id}/roles`, { roleId: adminRole.id });
     expect([assigned.status, assigned.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
     expect((await call('GET', `/api/users/${plain.id}`)).body.data.roles).toEqual(['user']);
+    // Nor can it demote an administrator.
+    const demoted = await asHelpdesk('DELETE', `/api/users/${adminId}/roles`, { roleId: adminRole.id });
+    expect([demoted.status, demoted.body.error?.code]).toEqual([403, 'PERMISSION_DENIED']);
     // Roles within its own permissions stay grantable.
     expect((await asHelpdesk('POST', `/api/users/${plain.id}/roles`, { roleId: helpdeskRole.id })).status).toBe(200);
   });
