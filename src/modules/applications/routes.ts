@@ -1,5 +1,8 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { notFound } from '../../platform/errors.ts';
+import { beyondHeld } from '../roles/index.ts';
+import { notFound, platformError } from '../../platform/errors.ts';
+import { principalOf } from '../../platform/http/authentication.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
 import { commandContextOf } from '../../platform/http/request-context.ts';
 import { permission, route } from '../../platform/http/route.ts';
@@ -56,6 +59,18 @@ const createdSchema = applicationSchema.extend({
   clientSecret: z.string().nullable().describe('web and m2m: the secret, shown only this once; null for public clients (spa, native)'),
 });
 
+/** The permissions an application's scopes give its tokens: `scim` stands for manage:users (SCIM provisions users). */
+const permissionsOfScopes = (scopes: readonly string[]) => scopes.map((scope) => (scope === 'scim' ? 'manage:users' : scope));
+
+/**
+ * A caller hands an application (its scopes, or its secret) only permissions it holds itself
+ * (admin:all holds each): manage:applications alone cannot mint an admin:all client.
+ */
+function assertWithinCaller(request: FastifyRequest, scopes: readonly string[]): void {
+  const beyond = beyondHeld(principalOf(request).permissions, permissionsOfScopes(scopes));
+  if (beyond) throw platformError('PERMISSION_DENIED', `The application's scopes give ${beyond}, which you do not hold`);
+}
+
 /** /api/applications (manage:applications; decisions.md, OAuth 2.0 and OpenID Connect). */
 export function registerApplicationRoutes(app: HttpServer, deps: { commands: ApplicationCommands; queries: ApplicationQueries }): void {
   const guard = { tags: ['Applications'], access: permission('manage:applications') };
@@ -85,6 +100,7 @@ export function registerApplicationRoutes(app: HttpServer, deps: { commands: App
     handler: async (request) => {
       const tenant = tenantOf(request).name;
       const { type, grantTypes, ...settings } = request.body;
+      assertWithinCaller(request, settings.scopes);
       const created = await deps.commands.create(tenant, type, { ...settings, grantTypes: grantTypes ?? GRANTS_BY_TYPE[type].defaults }, commandContextOf(request));
       return { kind: 'item', status: 201, data: { ...(await existing(tenant, created.applicationId)), clientSecret: created.clientSecret } };
     },
@@ -113,6 +129,7 @@ export function registerApplicationRoutes(app: HttpServer, deps: { commands: App
     handler: async (request) => {
       const tenant = tenantOf(request).name;
       await existing(tenant, request.params.id);
+      if (request.body.scopes) assertWithinCaller(request, request.body.scopes);
       await deps.commands.update(tenant, request.params.id, request.body, commandContextOf(request));
       return { kind: 'item', data: await existing(tenant, request.params.id) };
     },
@@ -145,7 +162,8 @@ export function registerApplicationRoutes(app: HttpServer, deps: { commands: App
     errors: ['NOT_FOUND', 'APPLICATION_IS_PUBLIC'],
     handler: async (request) => {
       const tenant = tenantOf(request).name;
-      await existing(tenant, request.params.id);
+      // The new secret is the application's permissions: only for a caller who holds them.
+      assertWithinCaller(request, (await existing(tenant, request.params.id)).scopes);
       return ok(await deps.commands.rotateSecret(tenant, request.params.id, commandContextOf(request)));
     },
   });
