@@ -1,4 +1,5 @@
 import { permissionsWithinScope } from '../roles/index.ts';
+import { platformError } from '../../platform/errors.ts';
 import type { Authenticator, Principal } from '../../platform/http/authentication.ts';
 import type { AccessTokenClaims, TokenService } from './tokens.ts';
 
@@ -15,7 +16,10 @@ export function tokenAuthenticator(
   tokens: TokenService,
   rolePermissions: (tenant: string, roles: readonly string[]) => ReadonlySet<string> | Promise<ReadonlySet<string>>,
   onSessionUse: (tenant: string, sessionId: string, userId: string) => void = () => undefined,
+  /** Whether the tenant has disabled or deleted a token's user: its unexpired tokens are refused too. */
+  userRefused: (tenant: string, userId: string) => boolean | Promise<boolean> = () => false,
 ): Authenticator {
+  const refusedUser = () => platformError('TOKEN_INVALID', 'The access token is invalid');
   const principalOf = (claims: AccessTokenClaims, tenant: string, held: ReadonlySet<string> | null): Principal => {
     const scope = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : null;
     const client = held === null;
@@ -28,11 +32,22 @@ export function tokenAuthenticator(
       claims,
     };
   };
-  const withClaims = (claims: AccessTokenClaims, tenant: string): Principal | Promise<Principal> => {
+  const ofUser = (claims: AccessTokenClaims, tenant: string): Principal | Promise<Principal> => {
     if (claims.sid) onSessionUse(tenant, claims.sid, claims.sub);
-    if (isClientToken(claims)) return principalOf(claims, tenant, null);
     const held = rolePermissions(tenant, claims.roles);
     return held instanceof Promise ? held.then((loaded) => principalOf(claims, tenant, loaded)) : principalOf(claims, tenant, held);
+  };
+  const withClaims = (claims: AccessTokenClaims, tenant: string): Principal | Promise<Principal> => {
+    if (isClientToken(claims)) return principalOf(claims, tenant, null);
+    const refused = userRefused(tenant, claims.sub);
+    if (refused instanceof Promise) {
+      return refused.then((isRefused) => {
+        if (isRefused) throw refusedUser();
+        return ofUser(claims, tenant);
+      });
+    }
+    if (refused) throw refusedUser();
+    return ofUser(claims, tenant);
   };
   return {
     // Without a promise when the token was verified before and the tenant's roles are loaded: the

@@ -18,15 +18,21 @@ const NOT_IN_TOKENS: ReadonlySet<string> = new Set(['LoginSucceeded', 'AccountLo
  * loaded from the user's stream (the write side, never a lagging read model) and dropped in every
  * instance when the users projection applies an event of that user; a deleted or unknown user is null.
  */
+/** The user behind a key, and whether the tenant has disabled or deleted it (its tokens are then refused). */
+interface Entry {
+  subject: TokenSubject | null;
+  refused: boolean;
+}
+
 export function cachedTokenSubjects(source: AppliedEventsSource, store: EventStore) {
-  const subjects = readModelCache<TokenSubject | null>(source, {
+  const subjects = readModelCache<Entry>(source, {
     maxEntries: MAX_USERS,
     async load(key) {
       const slash = key.indexOf('/');
       const user = await loadUser(store, key.slice(0, slash), key.slice(slash + 1));
-      if (user.status !== 'active') return null;
+      if (user.status !== 'active') return { subject: null, refused: user.status === 'deleted' };
       const { passwordHash: _hash, passwordHistory: _history, passwordVersion: _version, ...subject } = user;
-      return subject;
+      return { subject, refused: !subject.enabled };
     },
     stale: {
       users: (event) => {
@@ -36,10 +42,24 @@ export function cachedTokenSubjects(source: AppliedEventsSource, store: EventSto
       },
     },
   });
+  const subjectOf = (entry: Entry) => entry.subject;
+  const refusedOf = (entry: Entry) => entry.refused;
   return {
-    get: (tenant: string, userId: string) => subjects.get(userKey(tenant, userId)),
+    get: (tenant: string, userId: string): Promise<TokenSubject | null> => subjects.get(userKey(tenant, userId)).then(subjectOf),
     /** The user itself once loaded (no promise, no tick: userinfo answers every token validation), else the load's promise. */
-    current: (tenant: string, userId: string) => subjects.current(userKey(tenant, userId)),
+    current: (tenant: string, userId: string): TokenSubject | null | Promise<TokenSubject | null> => {
+      const entry = subjects.current(userKey(tenant, userId));
+      return entry instanceof Promise ? entry.then(subjectOf) : entry.subject;
+    },
+    /**
+     * Whether the tenant has disabled or deleted the user (every access token of theirs is then
+     * refused, however long it has to live); without a promise once loaded (every authenticated
+     * request asks). A subject no user stream knows (a client) is not refused here.
+     */
+    refused: (tenant: string, userId: string): boolean | Promise<boolean> => {
+      const entry = subjects.current(userKey(tenant, userId));
+      return entry instanceof Promise ? entry.then(refusedOf) : entry.refused;
+    },
   };
 }
 
