@@ -177,6 +177,25 @@ describe('users, roles and password login over HTTP', () => {
     expect((await asHelpdesk('POST', `/api/users/${plain.id}/roles`, { roleId: helpdeskRole.id })).status).toBe(200);
   });
 
+  it('a manage:users holder cannot take over, disable or delete a user holding permissions beyond its own', async () => {
+    await call('POST', '/api/roles', { name: 'support', permissions: ['manage:users'] });
+    await call('POST', '/api/users', { email: 'support@acme.test', password: 'Supp0rtPass', roles: ['support'] });
+    const support = (await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email: 'support@acme.test', password: 'Supp0rtPass' } })).body.data.accessToken;
+    const asSupport = (method: string, url: string, body?: unknown) => call(method, url, body, support);
+    const boss = (await call('POST', '/api/users', { email: 'boss@acme.test', password: 'B0ssPassword', roles: ['admin'] })).body.data;
+
+    // Moving the administrator's e-mail to a mailbox of its own would let a password reset hand it the account.
+    for (const [method, body] of [['PUT', { email: 'support-inbox@acme.test' }], ['PUT', { enabled: false }], ['DELETE', undefined]] as const) {
+      const answer = await asSupport(method, `/api/users/${boss.id}`, body);
+      expect([method, JSON.stringify(body), answer.status, answer.body.error?.code]).toEqual([method, JSON.stringify(body), 403, 'PERMISSION_DENIED']);
+    }
+    expect((await call('GET', `/api/users/${boss.id}`)).body.data).toMatchObject({ email: 'boss@acme.test', enabled: true });
+    // Users within its own permissions stay manageable.
+    const plain = (await asSupport('POST', '/api/users', { email: 'plain-2@acme.test' })).body.data;
+    expect((await asSupport('PUT', `/api/users/${plain.id}`, { firstName: 'Pat' })).status).toBe(200);
+    expect((await asSupport('DELETE', `/api/users/${plain.id}`)).status).toBe(200);
+  });
+
   it("a disabled or deleted administrator's unexpired access token no longer reaches admin routes", async () => {
     const signIn = async (email: string) => (await t.request({ method: 'POST', url: '/api/auth/login', tenant: 'acme', body: { email, password: 'Form3rAdmin' } })).body.data.accessToken as string;
     const disabledAdmin = (await call('POST', '/api/users', { email: 'ex-admin-1@acme.test', password: 'Form3rAdmin', roles: ['admin'] })).body.data;
