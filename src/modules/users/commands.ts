@@ -83,6 +83,18 @@ export function userCommands(deps: UserCommandDeps) {
     ];
   };
 
+  /** A caller acts on (edits, disables, deletes) only a user whose roles lie within its own permissions. */
+  async function assertManageable(tenant: string, userId: string, grantor: Grantor): Promise<void> {
+    if (grantor === null || grantor.has('admin:all')) return;
+    const user = await loadUser(deps.store, tenant, userId);
+    if (user.status !== 'active') return; // the command itself answers 404
+    const held = (await deps.roles.byNames(tenant, user.roles.map((role) => role.name))).filter((role) => user.roles.some((ref) => ref.id === role.id));
+    for (const role of held) {
+      const beyond = beyondHeld(grantor, role.permissions);
+      if (beyond) throw platformError('PERMISSION_DENIED', `This user holds ${beyond}, which you do not hold`);
+    }
+  }
+
   return {
     async resolveRoles(tenant: string, names: string[], grantor: Grantor = null): Promise<RoleRef[]> {
       const found = await deps.roles.byNames(tenant, names);
@@ -114,13 +126,15 @@ export function userCommands(deps: UserCommandDeps) {
       return { userId, position: result.position, user: result.state, createdAt: result.occurredAt! };
     },
 
-    update(tenant: string, userId: string, changes: Partial<UserProfile> & { enabled?: boolean | undefined }, context: CommandContext) {
+    async update(tenant: string, userId: string, changes: Partial<UserProfile> & { enabled?: boolean | undefined }, context: CommandContext, grantor: Grantor = null) {
+      await assertManageable(tenant, userId, grantor);
       const { enabled, ...profile } = changes;
       return run(tenant, userId, { type: 'UpdateUser', profile, enabled }, context, moveReservations(tenant, userId, context));
     },
 
     /** Soft delete: the events stay, the e-mail and username become free again. */
-    delete(tenant: string, userId: string, context: CommandContext) {
+    async delete(tenant: string, userId: string, context: CommandContext, grantor: Grantor = null) {
+      await assertManageable(tenant, userId, grantor);
       return run(tenant, userId, { type: 'DeleteUser' }, context, releaseReservations(tenant, userId, context));
     },
 

@@ -116,7 +116,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     errors: ['NOT_FOUND', 'EMAIL_TAKEN', 'USERNAME_TAKEN'],
     // From the command's resulting state, like the create: never stale, whatever the projection's lag.
     handler: async (request) => {
-      const { state: user } = await deps.commands.update(tenantOf(request).name, request.params.id, request.body, commandContextOf(request));
+      const { state: user } = await deps.commands.update(tenantOf(request).name, request.params.id, request.body, commandContextOf(request), principalOf(request).permissions);
       if (user.status !== 'active') throw notFound('User');
       const updated = Object.fromEntries(Object.keys(request.body).map((key) => [key, user[key as keyof typeof user]]));
       return { kind: 'item', data: { id: user.userId, email: user.email, ...updated, enabled: user.enabled } };
@@ -132,7 +132,7 @@ export function registerUserRoutes(app: HttpServer, deps: UserRouteDeps): void {
     answers: { kind: 'deleted' },
     errors: ['NOT_FOUND'],
     handler: async (request) => {
-      const { position } = await deps.commands.delete(tenantOf(request).name, request.params.id, commandContextOf(request));
+      const { position } = await deps.commands.delete(tenantOf(request).name, request.params.id, commandContextOf(request), principalOf(request).permissions);
       // "sessions invalidated": answered once the revocations the deletion caused are readable.
       await deps.awaitReactions(position);
       return { kind: 'deleted' };
