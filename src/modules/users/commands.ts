@@ -109,7 +109,8 @@ export function userCommands(deps: UserCommandDeps) {
     /** `grantor`: the permissions of the caller, who may give only roles within them (null: the service itself). */
     async create(tenant: string, input: CreateUserInput, context: CommandContext, grantor: Grantor = null) {
       if (input.password !== undefined) assertPasswordPolicy(input.password, await deps.settings.forTenant(tenant));
-      const roles = await this.resolveRoles(tenant, input.roles ?? [DEFAULT_ROLE], grantor);
+      // The default role is what a signup gets anyway: only roles the caller names are its gift.
+      const roles = await this.resolveRoles(tenant, input.roles ?? [DEFAULT_ROLE], input.roles ? grantor : null);
       const passwordHash = input.password === undefined ? null : await deps.hasher.hash(input.password);
       const userId = newId();
       const profile: UserProfile = {
