@@ -112,6 +112,15 @@ describe('applications and client credentials', () => {
     expect([unauthorized.status, unauthorized.body.error]).toEqual([400, 'unauthorized_client']);
   });
 
+  it("a deleted application's unexpired client_credentials token no longer reaches admin routes", async () => {
+    const app = (await call('POST', '/api/applications', { name: 'retired-robot', type: 'm2m', scopes: ['manage:users'] })).body.data;
+    const token = (await form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret })).body.access_token;
+    expect((await t.request({ method: 'GET', url: '/api/users', tenant: TENANT, token })).status).toBe(200);
+    expect((await call('DELETE', `/api/applications/${app.id}`)).status).toBe(200);
+    const after = await t.request({ method: 'GET', url: '/api/users', tenant: TENANT, token });
+    expect([after.status, after.body.error?.code]).toEqual([401, 'TOKEN_INVALID']);
+  });
+
   it('a manage:applications holder cannot mint a client with permissions beyond its own (admin:all in the platform tenant)', async () => {
     const root = await t.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
     const asRoot = (method: string, url: string, body?: unknown) => t.request({ method, url, tenant: PLATFORM, token: root, body });
