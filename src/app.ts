@@ -214,7 +214,7 @@ export async function buildService(infra: Infrastructure) {
   app.decorate('readYourWrites', readYourWrites);
   app.decorate(
     'authenticator',
-    tokenAuthenticator(tokens, roles.queries.permissionsOf, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId), users.subjects.refused),
+    tokenAuthenticator(tokens, roles.queries.permissionsOf, (tenant, sessionId, userId) => activity.touch(tenant, sessionId, userId), users.subjects.refused, clients.refused),
   );
   // Before tenant resolution: a flood is turned away before it costs a query.
   if (config.RATE_LIMIT_ENABLED) registerRateLimit(app, rateLimitsFromConfig(config, { db: pool, clock, logger, tokens }, rateLimitRules));

@@ -31,6 +31,18 @@ export function cachedApplications(source: AppliedEventsSource, store: EventStor
       return parseClientId(clientId)?.tenant === tenant ? byClientId.get(clientId) : null;
     },
     forget: (tenant: string, applicationId: string): void => byClientId.invalidate(clientIdOf(tenant, applicationId)),
+    /**
+     * Whether a client's own token must be refused because its application is gone (deleted, or a
+     * client_id of no application of `tenant`); without a promise once loaded. A subject that is
+     * no client_id of ours at all is not judged here.
+     */
+    refused(tenant: string, clientId: string): boolean | Promise<boolean> {
+      const parsed = parseClientId(clientId);
+      if (!parsed) return false;
+      if (parsed.tenant !== tenant) return true;
+      const application = byClientId.current(clientId);
+      return application instanceof Promise ? application.then((found) => found === null) : application === null;
+    },
   };
 }
 

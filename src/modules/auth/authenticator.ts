@@ -18,8 +18,10 @@ export function tokenAuthenticator(
   onSessionUse: (tenant: string, sessionId: string, userId: string) => void = () => undefined,
   /** Whether the tenant has disabled or deleted a token's user: its unexpired tokens are refused too. */
   userRefused: (tenant: string, userId: string) => boolean | Promise<boolean> = () => false,
+  /** Whether a client's own token names an application that no longer exists: refused too. */
+  clientRefused: (tenant: string, clientId: string) => boolean | Promise<boolean> = () => false,
 ): Authenticator {
-  const refusedUser = () => platformError('TOKEN_INVALID', 'The access token is invalid');
+  const refusedToken = () => platformError('TOKEN_INVALID', 'The access token is invalid');
   const principalOf = (claims: AccessTokenClaims, tenant: string, held: ReadonlySet<string> | null): Principal => {
     const scope = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : null;
     const client = held === null;
@@ -37,17 +39,20 @@ export function tokenAuthenticator(
     const held = rolePermissions(tenant, claims.roles);
     return held instanceof Promise ? held.then((loaded) => principalOf(claims, tenant, loaded)) : principalOf(claims, tenant, held);
   };
+  const admitted = (claims: AccessTokenClaims, tenant: string, client: boolean): Principal | Promise<Principal> =>
+    client ? principalOf(claims, tenant, null) : ofUser(claims, tenant);
+  /** A client's token while its application exists, a user's while the tenant has not disabled or deleted them. */
   const withClaims = (claims: AccessTokenClaims, tenant: string): Principal | Promise<Principal> => {
-    if (isClientToken(claims)) return principalOf(claims, tenant, null);
-    const refused = userRefused(tenant, claims.sub);
+    const client = isClientToken(claims);
+    const refused = client ? clientRefused(tenant, claims.sub) : userRefused(tenant, claims.sub);
     if (refused instanceof Promise) {
       return refused.then((isRefused) => {
-        if (isRefused) throw refusedUser();
-        return ofUser(claims, tenant);
+        if (isRefused) throw refusedToken();
+        return admitted(claims, tenant, client);
       });
     }
-    if (refused) throw refusedUser();
-    return ofUser(claims, tenant);
+    if (refused) throw refusedToken();
+    return admitted(claims, tenant, client);
   };
   return {
     // Without a promise when the token was verified before and the tenant's roles are loaded: the
