@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimsOf, discover, expectSelfContainedPage, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { claimsOf, codeFlow, discover, expectSelfContainedPage, REDIRECT, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -110,5 +110,53 @@ describe('device authorization grant', () => {
     const granted = await poll(second.device_code);
     expect(granted.status).toBe(200);
     expect(granted.body.id_token).toBeTruthy();
+  });
+  const startDevice = async (scope: string) =>
+    (await (
+      await fetch(`${s.issuer}/api/oauth/device_authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: native.clientId, scope }),
+      })
+    ).json()) as { device_code: string; user_code: string };
+  const userLogin = async () =>
+    (await s.t.request({ method: 'POST', url: '/api/auth/login', tenant: TENANT, body: { email: USER.email, password: USER.password } })).body.data.accessToken as string;
+
+  it('a token restricted to a scope cannot approve a device that asks for more than that scope', async () => {
+    // An SPA holds a token of scope `openid` only (RFC 9700 2.3: privilege restriction).
+    const spa = await s.createApplication({ name: 'narrow-spa', type: 'spa', redirectUris: [REDIRECT] });
+    const { tokens } = await codeFlow(await discover(s.issuer, spa.clientId, undefined, client.None()), { scope: 'openid' });
+    expect(claimsOf(tokens.access_token).scope).toBe('openid');
+    // With it, it approves a device flow it started itself, asking an administrator's permission.
+    const started = await startDevice('manage:users');
+    const approved = await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token: tokens.access_token, body: { userCode: started.user_code, approve: true } });
+    expect(approved.status).toBe(403);
+    // Nothing was approved: the device gets no token of scope manage:users (and no refresh token).
+    expect((await poll(started.device_code)).body.error).toBe('authorization_pending');
+  });
+
+  it('the access token of a revoked session cannot approve a device (no new session from a revoked one)', async () => {
+    const token = await userLogin();
+    expect((await s.t.request({ method: 'POST', url: '/api/auth/logout', token })).status).toBe(200);
+    const started = await startDevice('openid');
+    const approved = await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token, body: { userCode: started.user_code, approve: true } });
+    expect(approved.status).toBeGreaterThanOrEqual(400);
+    // The revoked session's access token did not become a new session with a refresh token.
+    expect((await poll(started.device_code)).body.error).toBe('authorization_pending');
+  });
+
+  it("polls with a made-up device code for a user code do not slow down that code's device (another tenant's client included)", async () => {
+    const started = await startDevice('openid');
+    const approved = await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token: await userLogin(), body: { userCode: started.user_code, approve: true } });
+    expect(approved.status).toBe(200);
+    // Someone who read the user code off the screen polls with it and a made-up secret, through a client of their own tenant.
+    const otherAdmin = await s.t.token({ sub: 'other-admin', tenant: 'other', roles: ['admin'] });
+    const theirs = (await s.t.request({ method: 'POST', url: '/api/applications', tenant: 'other', token: otherAdmin, body: { name: 'cli', type: 'native', redirectUris: ['http://127.0.0.1:8765/cb'] } })).body.data as { clientId: string };
+    const userCode = started.device_code.split('.')[0]!;
+    expect((await poll(`${userCode}.${'A'.repeat(43)}`, theirs.clientId)).body.error).toBe('invalid_grant');
+    // The genuine device's first poll gets its tokens, not slow_down.
+    const genuine = await poll(started.device_code);
+    expect(genuine.body.error).toBeUndefined();
+    expect(genuine.status).toBe(200);
   });
 });
