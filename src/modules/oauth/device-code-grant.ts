@@ -27,14 +27,17 @@ export function deviceCodeGrant(deps: { applications: ApplicationDirectory; cloc
       const parsed = params.device_code ? parseDeviceCode(params.device_code) : null;
       if (!parsed) throw invalidGrant('Unknown device_code');
       const now = deps.clock.now().getTime();
-      const previous = lastPoll.get(parsed.userCode);
-      lastPoll.delete(parsed.userCode);
-      lastPoll.set(parsed.userCode, now);
+      // Counted per device code, secret included: a poll with someone else's user code and a made-up
+      // secret (the user code is on the device's screen) must not slow the genuine device down.
+      const polled = params.device_code!;
+      const previous = lastPoll.get(polled);
+      lastPoll.delete(polled);
+      lastPoll.set(polled, now);
       if (lastPoll.size > MAX_TRACKED_POLLS) lastPoll.delete(lastPoll.keys().next().value!);
       // The client's interval is 5 s; a little early is jitter, not a storm.
       if (previous !== undefined && now - previous < 4_000) throw oauthError('slow_down', 'Polling too fast: wait at least the interval (add 5 seconds)');
       const { request, approval } = await deps.devices.redeem(parsed.userCode, parsed.secret, application.clientId, context);
-      lastPoll.delete(parsed.userCode);
+      lastPoll.delete(polled);
       const grant = { ...approval, clientId: request.clientId, scope: request.scope, nonce: null };
       return { response: await deps.tokensFor(tenant, grant, deps.secretBox.open(approval.sealedRefreshToken), request.scope, true, context) };
     },
