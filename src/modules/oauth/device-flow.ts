@@ -10,7 +10,7 @@ import { oauthGrantStreamId, type ClientSessionBound } from './code-events.ts';
 import { deviceDecider, type DeviceState } from './device-decider.ts';
 import { deviceStreamId } from './device-events.ts';
 import { fold } from '../../platform/commands/decider.ts';
-import { notFound } from '../../platform/errors.ts';
+import { notFound, platformError } from '../../platform/errors.ts';
 import type { DeviceAuthorizationEvent } from './device-events.ts';
 
 /** decisions.md: 8 letters of this alphabet (no vowels: no words), shown XXXX-XXXX; 600 s; poll every 5 s. */
@@ -76,7 +76,8 @@ export function deviceFlow(deps: DeviceFlowDeps) {
       tenant: string,
       userCode: string,
       approve: boolean,
-      user: { userId: string; acr: string; amr: string[] },
+      /** `scope`: what the approving credential may grant (an access token's scope claim), null or absent when unrestricted. */
+      user: { userId: string; acr: string; amr: string[]; scope?: readonly string[] | null },
       context: CommandContext,
       session?: { sessionId: string; refreshToken: string },
     ): Promise<void> {
@@ -84,6 +85,9 @@ export function deviceFlow(deps: DeviceFlowDeps) {
       const clientId = state.status === 'absent' ? '' : state.request.clientId;
       // Nothing pending for this user's tenant: refused before a session is started for it (the decider checks again).
       if (state.status !== 'pending' || tenantNamedByClientId(clientId) !== tenant) throw notFound('User code');
+      // A token restricted to a scope approves no device asking more (RFC 9700 2.3): else a narrow token would become a wider session.
+      const beyond = approve && user.scope ? state.request.scope.filter((name) => !user.scope!.includes(name)) : [];
+      if (beyond.length) throw platformError('PERMISSION_DENIED', `The approving token's scope does not hold: ${beyond.join(' ')}`);
       const started = approve && !session ? await deps.sessions.start(tenant, user.userId, await deps.settings.forTenant(tenant), context, { acr: user.acr, amr: user.amr }) : null;
       const chosen = session ?? (started ? { sessionId: started.sessionId, refreshToken: started.refreshToken } : { sessionId: '', refreshToken: '' });
       const now = deps.clock.now().toISOString();

@@ -18,7 +18,7 @@ import { assertGrantAllowed, authenticateClient } from './client-authentication.
 import { DEVICE_CODE_LIFETIME_S, DEVICE_POLL_INTERVAL_S, displayedUserCode, normalizedUserCode, type DeviceFlow } from './device-flow.ts';
 import { oauthError } from './errors.ts';
 import { formSignIn, signInFields, type FormSignInDeps } from './form-sign-in.ts';
-import { grantedScopes } from './scopes.ts';
+import { grantedScopes, scopeList } from './scopes.ts';
 
 export interface DeviceRouteDeps extends FormSignInDeps {
   applications: ApplicationDirectory;
@@ -161,12 +161,13 @@ ${signInFields(mfaToken)}
     errors: ['NOT_FOUND', 'PERMISSION_DENIED'],
     handler: async (request) => {
       const principal = principalOf(request);
-      const claims = principal.claims as { acr?: string; amr?: string[]; client_id?: string };
+      const claims = principal.claims as { acr?: string; amr?: string[]; client_id?: string; scope?: unknown };
       // A client's own token is no user to approve for.
       if (claims.client_id === principal.subject) throw platformError('PERMISSION_DENIED', 'A user must approve a device');
       const userCode = normalizedUserCode(request.body.userCode);
       if (!userCode) throw notFound('User code');
-      const user = { userId: principal.subject, acr: claims.acr ?? 'aal1', amr: claims.amr ?? [] };
+      const scope = typeof claims.scope === 'string' ? scopeList(claims.scope) : null;
+      const user = { userId: principal.subject, acr: claims.acr ?? 'aal1', amr: claims.amr ?? [], scope };
       await deps.devices.decide(principal.tenant, userCode, request.body.approve, user, commandContextOf(request));
       return ok({ approved: request.body.approve });
     },
