@@ -76,8 +76,11 @@ export function deviceFlow(deps: DeviceFlowDeps) {
       tenant: string,
       userCode: string,
       approve: boolean,
-      /** `scope`: what the approving credential may grant (an access token's scope claim), null or absent when unrestricted. */
-      user: { userId: string; acr: string; amr: string[]; scope?: readonly string[] | null },
+      /**
+       * `scope`: what the approving credential may grant (an access token's scope claim), null or absent when unrestricted.
+       * `tokenSession`: the session of the approving access token (null: a token of no session); absent for the page's sign-in.
+       */
+      user: { userId: string; acr: string; amr: string[]; scope?: readonly string[] | null; tokenSession?: string | null },
       context: CommandContext,
       session?: { sessionId: string; refreshToken: string },
     ): Promise<void> {
@@ -88,6 +91,11 @@ export function deviceFlow(deps: DeviceFlowDeps) {
       // A token restricted to a scope approves no device asking more (RFC 9700 2.3): else a narrow token would become a wider session.
       const beyond = approve && user.scope ? state.request.scope.filter((name) => !user.scope!.includes(name)) : [];
       if (beyond.length) throw platformError('PERMISSION_DENIED', `The approving token's scope does not hold: ${beyond.join(' ')}`);
+      // Approving starts a session with a refresh token: from a live session only, never from the token of a revoked
+      // one (valid until it expires) nor from a token of no session.
+      if (approve && user.tokenSession !== undefined && !(user.tokenSession && (await deps.sessions.isActive(tenant, user.tokenSession)))) {
+        throw platformError('PERMISSION_DENIED', 'The session of this token has ended: sign in again to approve a device');
+      }
       const started = approve && !session ? await deps.sessions.start(tenant, user.userId, await deps.settings.forTenant(tenant), context, { acr: user.acr, amr: user.amr }) : null;
       const chosen = session ?? (started ? { sessionId: started.sessionId, refreshToken: started.refreshToken } : { sessionId: '', refreshToken: '' });
       const now = deps.clock.now().toISOString();

@@ -167,7 +167,7 @@ ${signInFields(mfaToken)}
       const userCode = normalizedUserCode(request.body.userCode);
       if (!userCode) throw notFound('User code');
       const scope = typeof claims.scope === 'string' ? scopeList(claims.scope) : null;
-      const user = { userId: principal.subject, acr: claims.acr ?? 'aal1', amr: claims.amr ?? [], scope };
+      const user = { userId: principal.subject, acr: claims.acr ?? 'aal1', amr: claims.amr ?? [], scope, tokenSession: principal.sessionId };
       await deps.devices.decide(principal.tenant, userCode, request.body.approve, user, commandContextOf(request));
       return ok({ approved: request.body.approve });
     },

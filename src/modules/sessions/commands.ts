@@ -4,8 +4,9 @@ import { decideAppend, handleCommand, toNewEvents, type CommandDeps } from '../.
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import { FoldedStates } from '../../platform/commands/folded-states.ts';
+import { fold } from '../../platform/commands/decider.ts';
 import { invalidGrant, sessionDecider, type SessionState } from './decider.ts';
-import { sessionStreamId, type SessionRevokeReason, type SessionStarted } from './events.ts';
+import { sessionStreamId, type SessionEvent, type SessionRevokeReason, type SessionStarted } from './events.ts';
 import type { SessionQueries } from './queries.ts';
 import { hashOpaqueSecret } from '../../platform/crypto/opaque-tokens.ts';
 import { newRefreshToken, parseRefreshToken } from './refresh-tokens.ts';
@@ -99,6 +100,18 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
     /** Ends a session whose lifetime or idle limit has passed; a no-op otherwise (the sweep may repeat). */
     expire(tenant: string, sessionId: string, context: CommandContext) {
       return handleCommand(deps, sessionDecider, sessionStreamId(tenant, sessionId), { type: 'ExpireSession', now: deps.clock.now().toISOString() }, context);
+    },
+
+    /**
+     * Whether a session is still live (neither revoked nor expired, nor past its lifetime or idle
+     * limit), read from its stream: for what a session's access token may start anew, which a
+     * revoked session's token, valid until it expires, must not.
+     */
+    async isActive(tenant: string, sessionId: string): Promise<boolean> {
+      const state = fold(sessionDecider, (await deps.store.readStream(sessionStreamId(tenant, sessionId))) as unknown as SessionEvent[]);
+      if (state.status !== 'active') return false;
+      const now = deps.clock.now().getTime();
+      return now < state.idleEndsAt && now < Date.parse(state.session.expiresAt);
     },
 
     /** Revokes a session; revoking a revoked session succeeds and changes nothing. */
