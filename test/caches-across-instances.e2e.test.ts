@@ -144,4 +144,15 @@ describe('per-instance caches across two instances', () => {
     const refused = await refresh(first.body.refresh_token);
     expect(refused.body).toEqual({ error: 'invalid_grant', error_description: 'The account is no longer active' });
   });
+  it("a signing key rotated on one instance is in the other instance's JWKS once tokens are signed with it (OIDC Core 10.1.1)", async () => {
+    const root = await a.token({ sub: 'root', tenant: PLATFORM, roles: ['admin'] });
+    const kids = async (on: TestService) => (await on.request({ method: 'GET', url: '/.well-known/jwks.json' })).body.keys.map((key: { kid: string }) => key.kid);
+    expect(await kids(b)).toEqual(await kids(a));
+    const rotated = await a.request({ method: 'POST', url: '/api/admin/signing-keys/rotate', tenant: PLATFORM, token: root });
+    expect(rotated.status).toBe(200);
+    // A signs with the new key at once: a relying party seeing its kid fetches the JWKS again,
+    // from whichever instance the load balancer picks.
+    expect(await kids(a)).toContain(rotated.body.data.kid);
+    expect(await kids(b)).toContain(rotated.body.data.kid);
+  });
 });
