@@ -153,6 +153,8 @@ describe('per-instance caches across two instances', () => {
     // A signs with the new key at once: a relying party seeing its kid fetches the JWKS again,
     // from whichever instance the load balancer picks.
     expect(await kids(a)).toContain(rotated.body.data.kid);
+    // B reads the key stream again for a JWKS request at most once a second.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await kids(b)).toContain(rotated.body.data.kid);
   });
 });
