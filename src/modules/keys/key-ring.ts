@@ -92,6 +92,15 @@ export class KeyRing {
   }
 
   /**
+   * Reloads the ring when it was loaded more than `maxAgeMs` ago: another instance's rotation signs
+   * with the new key at once, so the JWKS this instance publishes must hold it as soon as a relying
+   * party, seeing the new kid, asks again (OIDC Core 10.1.1). At most one stream read per `maxAgeMs`.
+   */
+  async reloadIfOlderThan(maxAgeMs: number): Promise<void> {
+    if (Date.now() - this.loadedAt > maxAgeMs) await this.reload();
+  }
+
+  /**
    * The public JWKS: the public keys of every algorithm in use (access tokens' when RS256 or ES256,
    * ID tokens' RS256), access tokens' first; an HS256 secret is never published.
    */

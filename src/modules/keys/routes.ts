@@ -71,6 +71,7 @@ export function registerKeyRoutes(
       responses: { 200: jwksSchema },
       handler: async (_request, reply) => {
         void reply.header('cache-control', JWKS_CACHE);
+        await deps.keyRing.reloadIfOlderThan(1000);
         return deps.keyRing.jwks() as z.input<typeof jwksSchema>;
       },
     });
