@@ -159,4 +159,12 @@ describe('device authorization grant', () => {
     expect(genuine.body.error).toBeUndefined();
     expect(genuine.status).toBe(200);
   });
+  it('the verification page names the application asking and what it asks before the user connects it (RFC 8628 3.3, 5.4)', async () => {
+    const started = await startDevice('openid manage:users');
+    const page = await fetch(`${s.issuer}/api/oauth/device?user_code=${started.user_code}`);
+    const markup = await expectSelfContainedPage(page);
+    // The user approving in the same step as signing in must see whom they connect: remote phishing sends this very link.
+    expect(markup).toMatch(/\bcli\b/);
+    expect(markup).toContain('manage:users');
+  });
 });
