@@ -85,7 +85,20 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
   const signIn = formSignIn(deps);
 
   /** The verification form: the user code and e-mail and password, or (with `mfaToken`) the second factor's code. */
-  function verificationForm(request: FastifyRequest, reply: FastifyReply, userCode: string, status = 200, problem?: string, mfaToken?: string) {
+  /**
+   * What a pending user code asks (RFC 8628 3.3, 5.4: the user reviews the request; a phishing link
+   * is this very page): the application's name and the scope, or nothing for an unknown code.
+   */
+  async function requestOf(typed: string) {
+    const userCode = normalizedUserCode(typed);
+    const pending = userCode ? await deps.devices.pending(userCode) : null;
+    const tenant = pending ? tenantNamedByClientId(pending.clientId) : null;
+    const application = pending && tenant ? await deps.applications.byClientId(tenant, pending.clientId) : null;
+    return application && pending ? html`<p>The application <strong>${application.name}</strong> asks for: ${pending.scope.join(' ')}.</p>` : '';
+  }
+
+  async function verificationForm(request: FastifyRequest, reply: FastifyReply, userCode: string, status = 200, problem?: string, mfaToken?: string) {
+    const asking = await requestOf(userCode);
     const csrf = deps.csrf.issue(request, reply, [PURPOSE]);
     const userCodeField = mfaToken
       ? html`<input type="hidden" name="user_code" value="${userCode}">`
@@ -94,7 +107,7 @@ export function registerDeviceRoutes(app: HttpServer, deps: DeviceRouteDeps): vo
       reply,
       status,
       TITLE,
-      html`${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}<p>Check that this code is the one your device shows, then sign in to connect it.</p>
+      html`${problem ? html`<p class="error" role="alert">${problem}</p>` : ''}<p>Check that this code is the one your device shows, then sign in to connect it.</p>${asking}
 <form method="post" action="/api/oauth/device"><input type="hidden" name="csrf" value="${csrf}">
 ${userCodeField}
 ${signInFields(mfaToken)}
