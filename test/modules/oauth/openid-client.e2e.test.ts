@@ -186,4 +186,19 @@ describe('a standard OIDC client (openid-client) against the service', () => {
     const plain = await discover(s.issuer, portal.clientId, portal.clientSecret!);
     await expect(client.genericGrantRequest(plain, TOKEN_EXCHANGE, { subject_token: subject, subject_token_type: ACCESS })).rejects.toMatchObject({ error: 'unauthorized_client' });
   });
+  it('token exchange of a subject token without scope: the scope is the requested scope intersected with the subject\'s permissions (decisions.md)', async () => {
+    const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
+    const app = await s.createApplication({ name: 'gateway-2', type: 'web', redirectUris: [REDIRECT], grantTypes: ['authorization_code', TOKEN_EXCHANGE] });
+    const config = await discover(s.issuer, app.clientId, app.clientSecret!);
+    const plainUser = { email: 'plain@acme.test', password: 'Plain-Us3r!' };
+    expect((await s.t.request({ method: 'POST', url: '/api/users', tenant: TENANT, token: await s.admin(), body: { ...plainUser, roles: ['user'] } })).status).toBe(201);
+    const login = await s.t.request({ method: 'POST', url: '/api/auth/login', tenant: TENANT, body: plainUser });
+    const subject = login.body.data.accessToken as string;
+    expect(claimsOf(subject).scope).toBeUndefined();
+    // The user holds view:audit through no role: the intersection drops it, it does not refuse the request.
+    const exchanged = await client.genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: subject, subject_token_type: ACCESS, scope: 'view:audit' });
+    expect(claimsOf(exchanged.access_token).scope ?? '').toBe('');
+    expect((await s.t.request({ method: 'GET', url: '/api/logs/audit', tenant: TENANT, token: exchanged.access_token })).status).toBe(403);
+  });
 });
