@@ -15,7 +15,7 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
  * holding the grant trades one of our access tokens of its own tenant (subject_token) for a token
  * of the same subject, optionally for another client of the tenant (audience) and acting through
  * an actor (actor_token: the new token carries `act: {sub}`). The scope never widens: within the
- * subject token's scope, or, when it has none, within the subject's current permissions. No
+ * subject token's scope, or, when it has none, the requested scope intersected with the subject's current permissions. No
  * refresh token.
  */
 export function tokenExchangeGrant(deps: { applications: ApplicationDirectory; clock: Clock; tokens: TokenService; roles: RoleQueries; settings: SettingsProvider }): Grant {
@@ -40,9 +40,8 @@ export function tokenExchangeGrant(deps: { applications: ApplicationDirectory; c
     if (!requested.length) return null;
     const roles = await deps.roles.byNames(tenant, subject.roles);
     const permissions = new Set(roles.flatMap((role) => role.permissions));
-    const within = [...permissionsWithinScope(permissions, requested)];
-    if (within.length < requested.length) throw oauthError('invalid_scope', 'Scope wider than the subject holds');
-    return within;
+    // decisions.md: the requested scope intersected with the subject's current permissions (never wider).
+    return [...permissionsWithinScope(permissions, requested)];
   }
 
   return {
