@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discover, expectSelfContainedPage, freshChecks, signIn, startOidcService, TENANT, USER, type OidcService } from './oidc-fixture.ts';
+import { discover, expectSelfContainedPage, freshChecks, signIn, startOidcService, submitForm, TENANT, USER, type OidcService } from './oidc-fixture.ts';
 
 /** Bad input at the authorization endpoint and the code exchange: refused with the RFC error, never a token. */
 describe('authorization endpoint and code exchange refusals', () => {
@@ -142,5 +142,19 @@ describe('authorization endpoint and code exchange refusals', () => {
       body: new URLSearchParams({ grant_type: 'authorization_code', code: 'garbage', redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43) }),
     });
     expect(await errorBody(basic)).toEqual([400, 'invalid_grant']);
+  });
+  it('a sign-in form opened before its redirect_uri was unregistered issues no code to that address', async () => {
+    const LEAVING = 'https://old.example/callback';
+    const created = await s.createApplication({ name: 'moving', type: 'web', redirectUris: [REDIRECT, LEAVING] });
+    const url = new URL(`${s.issuer}/api/oauth/authorize?${new URLSearchParams({ ...(await base(created.clientId)), redirect_uri: LEAVING })}`);
+    const page = await fetch(url, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    const markup = await page.text();
+    // The administrator removes the address (say it was taken over) while the form is open.
+    const removed = await s.t.request({ method: 'PUT', url: `/api/applications/${(created as { id: string }).id}`, tenant: TENANT, token: await s.admin(), body: { redirectUris: [REDIRECT] } });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    const answer = await submitForm(markup, page.headers.get('set-cookie')!.split(';')[0]!, url, USER);
+    expect(answer.headers.get('location') ?? '').not.toContain('old.example');
+    expect(answer.status).toBe(400);
   });
 });
