@@ -9,7 +9,7 @@ import { commandContextOf } from '../../platform/http/request-context.ts';
 import { publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request.ts';
+import { checkAuthorizationRequest, redirectUriRegistered, redirectWith, type AuthorizationRequest } from './authorization-request.ts';
 import type { CodeCommands } from './codes.ts';
 import { formSignIn, signInFields, type FormSignInDeps } from './form-sign-in.ts';
 import { AUTHORIZE_PARAMETERS, queryParameters } from './query-parameters.ts';
@@ -130,6 +130,11 @@ ${signInFields(mfaToken)}
       const tenant = await request.server.findTenant(authorization.tenant);
       const application = tenant ? await deps.applications.byClientId(tenant.name, authorization.clientId) : null;
       if (!tenant || !application) return problemPage(reply, 400, 'This application is no longer known.');
+      // The registration as it is now, not as it was when the form was sealed (up to 10 minutes ago): an address
+      // unregistered meanwhile gets no code (RFC 9700 4.1).
+      if (!redirectUriRegistered(application, authorization.redirectUri)) {
+        return problemPage(reply, 400, 'The address this application asked to return to is no longer registered for it.');
+      }
       request.tenant = tenant;
       const context = commandContextOf(request);
       const issued = await signIn(tenant.name, fields, context);
