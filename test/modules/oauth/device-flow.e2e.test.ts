@@ -167,4 +167,14 @@ describe('device authorization grant', () => {
     expect(markup).toMatch(/\bcli\b/);
     expect(markup).toContain('manage:users');
   });
+  it("an approval with a bearer token: the ID token's auth_time is when the user signed in, not when they approved (OIDC Core 2)", async () => {
+    const signedInAt = Math.floor(Date.now() / 1000);
+    const token = await userLogin();
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const started = await startDevice('openid');
+    expect((await s.t.request({ method: 'POST', url: '/api/oauth/device/verify', token, body: { userCode: started.user_code, approve: true } })).status).toBe(200);
+    const tokens = await poll(started.device_code);
+    expect(tokens.status).toBe(200);
+    expect(claimsOf(tokens.body.id_token!).auth_time).toBeLessThanOrEqual(signedInAt + 1);
+  });
 });
