@@ -93,19 +93,21 @@ export function deviceFlow(deps: DeviceFlowDeps) {
       if (beyond.length) throw platformError('PERMISSION_DENIED', `The approving token's scope does not hold: ${beyond.join(' ')}`);
       // Approving starts a session with a refresh token: from a live session only, never from the token of a revoked
       // one (valid until it expires) nor from a token of no session.
-      if (approve && user.tokenSession !== undefined && !(user.tokenSession && (await deps.sessions.isActive(tenant, user.tokenSession)))) {
+      const signedInAt = approve && user.tokenSession ? await deps.sessions.liveSince(tenant, user.tokenSession) : null;
+      if (approve && user.tokenSession !== undefined && !signedInAt) {
         throw platformError('PERMISSION_DENIED', 'The session of this token has ended: sign in again to approve a device');
       }
       const started = approve && !session ? await deps.sessions.start(tenant, user.userId, await deps.settings.forTenant(tenant), context, { acr: user.acr, amr: user.amr }) : null;
       const chosen = session ?? (started ? { sessionId: started.sessionId, refreshToken: started.refreshToken } : { sessionId: '', refreshToken: '' });
       const now = deps.clock.now().toISOString();
-      const approval = { userId: user.userId, sessionId: chosen.sessionId, authTime: now, acr: user.acr, amr: user.amr, sealedRefreshToken: approve ? deps.secretBox.seal(chosen.refreshToken) : '' };
+      // auth_time (OIDC Core 2): when the user signed in, the approving token's session's start; the page signs in now.
+      const approval = { userId: user.userId, sessionId: chosen.sessionId, authTime: signedInAt ?? now, acr: user.acr, amr: user.amr, sealedRefreshToken: approve ? deps.secretBox.seal(chosen.refreshToken) : '' };
       const command = { type: 'DecideDevice' as const, approve, approval, tenantOfUser: tenant, tenantOfClient: tenantNamedByClientId(clientId) ?? '', now };
       await handleCommand(deps, deviceDecider, deviceStreamId(userCode), command, context, async (events) => {
         if (events[0]?.type !== 'DeviceAuthorizationApproved') return [];
         const bound: ClientSessionBound = {
           type: 'ClientSessionBound',
-          data: { sessionId: chosen.sessionId, userId: user.userId, clientId, scope: state.request.scope, authTime: now, acr: user.acr, amr: user.amr },
+          data: { sessionId: chosen.sessionId, userId: user.userId, clientId, scope: state.request.scope, authTime: approval.authTime, acr: user.acr, amr: user.amr },
         };
         return [...(started?.appends ?? []), { streamId: oauthGrantStreamId(tenant, chosen.sessionId), expectedRevision: 'no_stream', events: toNewEvents([bound], context, deps.clock) }];
       });

@@ -103,15 +103,15 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
     },
 
     /**
-     * Whether a session is still live (neither revoked nor expired, nor past its lifetime or idle
-     * limit), read from its stream: for what a session's access token may start anew, which a
-     * revoked session's token, valid until it expires, must not.
+     * When a session started (its user signed in), if it is still live (neither revoked nor expired,
+     * nor past its lifetime or idle limit), else null; read from its stream: for what a session's
+     * access token may start anew, which a revoked session's token, valid until it expires, must not.
      */
-    async isActive(tenant: string, sessionId: string): Promise<boolean> {
+    async liveSince(tenant: string, sessionId: string): Promise<string | null> {
       const state = fold(sessionDecider, (await deps.store.readStream(sessionStreamId(tenant, sessionId))) as unknown as SessionEvent[]);
-      if (state.status !== 'active') return false;
+      if (state.status !== 'active') return null;
       const now = deps.clock.now().getTime();
-      return now < state.idleEndsAt && now < Date.parse(state.session.expiresAt);
+      return now < state.idleEndsAt && now < Date.parse(state.session.expiresAt) ? state.session.startedAt : null;
     },
 
     /** Revokes a session; revoking a revoked session succeeds and changes nothing. */
