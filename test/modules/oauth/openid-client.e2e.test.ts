@@ -201,4 +201,15 @@ describe('a standard OIDC client (openid-client) against the service', () => {
     expect(claimsOf(exchanged.access_token).scope ?? '').toBe('');
     expect((await s.t.request({ method: 'GET', url: '/api/logs/audit', tenant: TENANT, token: exchanged.access_token })).status).toBe(403);
   });
+  it('userinfo releases the profile and email claims only to a token whose scope asked them (OIDC Core 5.4)', async () => {
+    const spa = await s.createApplication({ name: 'openid-only', type: 'spa', redirectUris: [REDIRECT] });
+    const config = await discover(s.issuer, spa.clientId, undefined, client.None());
+    const { tokens } = await codeFlow(config, { scope: 'openid' });
+    // The ID token holds no email for scope openid (OIDC Core 5.4); userinfo must not hand it out either.
+    expect(tokens.claims()).not.toHaveProperty('email');
+    const userinfo = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+    expect(userinfo.sub).toBe(tokens.claims()!.sub);
+    expect(userinfo).not.toHaveProperty('email');
+    expect(userinfo).not.toHaveProperty('family_name');
+  });
 });
