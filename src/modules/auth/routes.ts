@@ -64,11 +64,11 @@ const tokenResponseSchema = z.looseObject({
 });
 const userinfoSchema = z.object({
   sub: z.string(),
-  email: z.string(),
-  email_verified: z.boolean(),
-  given_name: z.string().nullable(),
-  family_name: z.string().nullable(),
-  preferred_username: z.string(),
+  email: z.string().optional(),
+  email_verified: z.boolean().optional(),
+  given_name: z.string().nullable().optional(),
+  family_name: z.string().nullable().optional(),
+  preferred_username: z.string().optional(),
   tenant: z.string(),
   roles: z.array(z.string()),
 });
@@ -77,6 +77,23 @@ const userinfoSchema = z.object({
 function existingUser(claims: Userinfo | null): Userinfo {
   if (!claims) throw platformError('TOKEN_INVALID', 'The token does not name an existing user');
   return claims;
+}
+
+/**
+ * The claims a token restricted to a scope may read (OIDC Core 5.4): email and email_verified with
+ * `email`, the names with `profile`. A token without a scope claim (a password login) reads them all.
+ */
+type ReleasedUserinfo = Pick<Userinfo, 'sub' | 'tenant' | 'roles'> & Partial<Userinfo>;
+function releasedTo(scope: unknown): (claims: Userinfo) => ReleasedUserinfo {
+  if (typeof scope !== 'string') return (claims) => claims;
+  const names = scope.split(' ');
+  const email = names.includes('email');
+  const profile = names.includes('profile');
+  return ({ email: address, email_verified, given_name, family_name, preferred_username, ...always }) => ({
+    ...always,
+    ...(email ? { email: address, email_verified } : {}),
+    ...(profile ? { given_name, family_name, preferred_username } : {}),
+  });
 }
 
 /** How the token endpoint refuses a grant whose tenant it cannot adopt (made once: not two closures per token request). */
@@ -188,7 +205,8 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
       handler: (request) => {
         const principal = principalOf(request);
         const claims = deps.userinfo(principal.tenant, principal.subject);
-        return claims instanceof Promise ? claims.then(existingUser) : existingUser(claims);
+        const released = releasedTo((principal.claims as { scope?: unknown }).scope);
+        return claims instanceof Promise ? claims.then((loaded) => released(existingUser(loaded))) : released(existingUser(claims));
       },
     });
   }
