@@ -128,6 +128,19 @@ describe('lockout, password change, signup, userinfo and the session expiry swee
     expect([closed.status, closed.body.error.code]).toEqual([403, 'SIGNUP_DISABLED']);
   });
 
+  it('userinfo refuses the access token of a user disabled since it was issued, as the refresh grant does', async () => {
+    const dee = { email: 'dee@p.test', password: 'Dee-Passw0rd' };
+    const deeId = (await call('POST', '/api/users', dee, await admin())).body.data.id;
+    const signedIn = (await call('POST', '/api/auth/login', dee)).body.data;
+    expect((await call('GET', '/api/auth/validate', undefined, signedIn.accessToken)).status).toBe(200);
+
+    expect((await call('PUT', `/api/users/${deeId}`, { enabled: false }, await admin())).status).toBe(200);
+    const refreshed = await call('POST', '/api/auth/token', { grant_type: 'refresh_token', refresh_token: signedIn.refreshToken });
+    expect(refreshed.body.error).toBe('invalid_grant');
+    const userinfo = await call('GET', '/api/auth/validate', undefined, signedIn.accessToken);
+    expect([userinfo.status, userinfo.body.error?.code]).toEqual([401, 'TOKEN_INVALID']);
+  });
+
   it('the sweep records ended sessions as SessionExpired, once', async () => {
     const session = (await login('New-Passw0rd1')).body.data;
     clock.advance(3601_000); // sessionIdleTimeout
