@@ -141,6 +141,18 @@ describe('lockout, password change, signup, userinfo and the session expiry swee
     expect([userinfo.status, userinfo.body.error?.code]).toEqual([401, 'TOKEN_INVALID']);
   });
 
+  it('wrong current passwords at change-password count towards the lockout, as wrong passwords at login do', async () => {
+    const eve = { email: 'eve@p.test', password: 'Eve-Passw0rd' };
+    expect((await call('POST', '/api/users', eve, await admin())).status).toBe(201);
+    const stolen = (await call('POST', '/api/auth/login', eve)).body.data.accessToken;
+    // lockoutThreshold is 3: a stolen access token must not buy more guesses at the password than the login form does.
+    for (let guess = 1; guess <= 3; guess += 1) {
+      await call('POST', '/api/auth/change-password', { currentPassword: `Guess-Passw0rd${guess}`, newPassword: 'Taken-Over-Passw0rd1' }, stolen);
+    }
+    const afterGuesses = await call('POST', '/api/auth/login', eve);
+    expect([afterGuesses.status, afterGuesses.body.error?.code]).toEqual([423, 'ACCOUNT_LOCKED']);
+  });
+
   it('the sweep records ended sessions as SessionExpired, once', async () => {
     const session = (await login('New-Passw0rd1')).body.data;
     clock.advance(3601_000); // sessionIdleTimeout

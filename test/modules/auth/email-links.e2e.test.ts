@@ -107,4 +107,34 @@ describe('forgot / reset password and magic links, mailed through a real SMTP se
     const answers = await Promise.all(Array.from({ length: 5 }, () => post('/api/auth/magic-link/verify', { token })));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400, 400]);
   });
+
+  /** A user of its own, and the token of the next e-mail of `subject` mailed to `email`. */
+  const linkTo = async (url: string, subject: string, email: string) => {
+    const before = smtp.messages.length;
+    await post(url, { email });
+    const mail = await smtp.waitForMessage((m) => smtp.messages.indexOf(m) >= before && m.subject === subject && m.to?.[0] === email);
+    return new URL(/https?:\/\/\S+/.exec(mail.text!)![0]).searchParams.get('token')!;
+  };
+  const userOwn = async (email: string) => {
+    const id = (await t.request({ method: 'POST', url: '/api/users', tenant: PLATFORM, token: await admin(), body: { email, password: 'Own-Passw0rd' } })).body.data.id;
+    return async (body: object) => expect((await t.request({ method: 'PUT', url: `/api/users/${id}`, tenant: PLATFORM, token: await admin(), body })).status).toBe(200);
+  };
+
+  it('links mailed to the old address before the account changed its e-mail no longer work', async () => {
+    const update = await userOwn('cai@p.test');
+    // Whoever reads the old mailbox is no longer the account's owner.
+    const magic = await linkTo('/api/auth/magic-link', 'Your sign-in link', 'cai@p.test');
+    const reset = await linkTo('/api/auth/forgot-password', 'Reset your password', 'cai@p.test');
+    await update({ email: 'cai.new@p.test' });
+    expect((await post('/api/auth/magic-link/verify', { token: magic })).body.error?.code).toBe('TOKEN_INVALID');
+    expect((await post('/api/auth/reset-password', { token: reset, newPassword: 'Taken-Over-Passw0rd1' })).body.error?.code).toBe('TOKEN_INVALID');
+  });
+
+  it('a reset link mailed before the account was disabled sets no password while it is disabled', async () => {
+    const update = await userOwn('dia@p.test');
+    const early = await linkTo('/api/auth/forgot-password', 'Reset your password', 'dia@p.test');
+    await update({ enabled: false });
+    const whileDisabled = await post('/api/auth/reset-password', { token: early, newPassword: 'Taken-Over-Passw0rd2' });
+    expect([whileDisabled.status, whileDisabled.body.error?.code]).toEqual([400, 'TOKEN_INVALID']);
+  });
 });
