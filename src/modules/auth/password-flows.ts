@@ -30,12 +30,13 @@ export function passwordFlows(deps: PasswordFlowDeps) {
 
     /**
      * Sets the password from a reset link: the link is marked used, every session revoked and a
-     * lockout lifted in the same append. A link issued before any later password change is void.
+     * lockout lifted in the same append. A link issued before any later password change is void, and
+     * so is any link while the account is disabled (it gets none; one mailed before sets nothing).
      */
     async completeReset(tenant: string, token: string, newPassword: string, context: CommandContext) {
       const { link, append } = await deps.links.use(tenant, token, 'password_reset', context);
       const user = await loadUser(deps.store, tenant, link.userId);
-      if (user.status !== 'active' || user.passwordVersion !== link.passwordVersion) throw invalidLink();
+      if (user.status !== 'active' || !user.enabled || user.passwordVersion !== link.passwordVersion) throw invalidLink();
       const asUser = { ...context, actor: link.userId };
       return deps.users
         .changePassword(tenant, link.userId, { newPassword, reason: 'reset' }, asUser, async () => [
