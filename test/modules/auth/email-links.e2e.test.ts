@@ -137,4 +137,31 @@ describe('forgot / reset password and magic links, mailed through a real SMTP se
     const whileDisabled = await post('/api/auth/reset-password', { token: early, newPassword: 'Taken-Over-Passw0rd2' });
     expect([whileDisabled.status, whileDisabled.body.error?.code]).toEqual([400, 'TOKEN_INVALID']);
   });
+
+  it('a reset leaves no session of the old password alive, not even one whose login was in flight during the reset', async () => {
+    // Logins with the old password are spread over the reset's run; every one that answered 200 did
+    // it with the password the reset replaces, so none of their sessions may outlive the reset.
+    const survivors: string[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const email = `race${round}@p.test`;
+      await t.request({ method: 'POST', url: '/api/users', tenant: PLATFORM, token: await admin(), body: { email, password: 'Old-Passw0rd' } });
+      const token = await linkTo('/api/auth/forgot-password', 'Reset your password', email);
+      const reset = post('/api/auth/reset-password', { token, newPassword: 'New-Passw0rd1' });
+      const logins = await Promise.all(
+        Array.from({ length: 9 }, async (_, i) => {
+          await new Promise((resolve) => setTimeout(resolve, 20 + i * 15));
+          const body = { email, password: 'Old-Passw0rd' };
+          return t.request({ method: 'POST', url: '/api/auth/login', tenant: PLATFORM, body, remoteAddress: `10.7.${round}.${i}` });
+        }),
+      );
+      expect((await reset).body).toEqual({ ok: true, data: { reset: true } });
+      for (const [i, login] of logins.entries()) {
+        if (login.status !== 200) continue;
+        const body = { grant_type: 'refresh_token', refresh_token: login.body.data.refreshToken };
+        const refreshed = await t.request({ method: 'POST', url: '/api/auth/token', body, remoteAddress: `10.6.${round}.${i}` });
+        if (refreshed.status === 200) survivors.push(login.body.data.sessionId);
+      }
+    }
+    expect(survivors).toEqual([]);
+  });
 });
