@@ -1,6 +1,6 @@
 import type { AccountLocked, AccountUnlocked, LoginSucceeded } from '../src/modules/auth/index.ts';
 import type { TotpDisabled, TotpEnabled } from '../src/modules/mfa/index.ts';
-import type { UserCreated, UserDeleted, UserDisabled, UserEnabled, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../src/modules/users/index.ts';
+import type { UserCreated, UserDeleted, UserDisabled, UserEnabled, UserPasswordChanged, UserProfileUpdated, UserRoleAssigned, UserRoleRemoved } from '../src/modules/users/index.ts';
 import type { PoolClient } from '../src/platform/db/pool.ts';
 import { defineProjection } from '../src/platform/projections/projection.ts';
 
@@ -34,6 +34,11 @@ export const usersProjection = defineProjection({
       setEnabled(tx, event.metadata.tenantId, (event.data as UserDisabled['data']).userId, false, event.metadata.occurredAt),
     UserEnabled: async (event, tx) =>
       setEnabled(tx, event.metadata.tenantId, (event.data as UserEnabled['data']).userId, true, event.metadata.occurredAt),
+    // The record changed (as updatedAt shows), and the users cache drops the user on it: the password's version is in the cache.
+    UserPasswordChanged: async (event, tx) => {
+      const { userId } = event.data as UserPasswordChanged['data'];
+      await tx.query('update users set updated_at = $3 where tenant_id = $1 and id = $2', [event.metadata.tenantId, userId, event.metadata.occurredAt]);
+    },
     UserDeleted: async (event, tx) => {
       const { userId } = event.data as UserDeleted['data'];
       await tx.query('delete from user_roles where tenant_id = $1 and user_id = $2', [event.metadata.tenantId, userId]);

@@ -177,7 +177,7 @@ export function sessionSignIn(deps: LoginDeps) {
     const result = await handleCommand(deps, loginDecider, loginStreamId(tenant, user.userId), command, sessionContext, async (events) => {
       if (events[0]?.type === 'LoginMfaRequired') return alsoAppend();
       if (events[0]?.type !== 'LoginSucceeded') return [];
-      prepared.session = await deps.sessions.start(tenant, user.userId, settings, sessionContext, auth, sessionId);
+      prepared.session = await deps.sessions.start(tenant, user.userId, settings, sessionContext, { ...auth, passwordVersion: user.passwordVersion }, sessionId);
       return [...prepared.session.appends, ...alsoAppend()];
     });
     if (result.events[0]?.type === 'LoginMfaRequired') return { opened: true, position: result.position };

@@ -19,8 +19,9 @@ export interface PasswordFlowDeps {
 export function passwordFlows(deps: PasswordFlowDeps) {
   return {
     change(tenant: string, user: { userId: string; sessionId: string | null }, currentPassword: string, newPassword: string, context: CommandContext) {
-      return deps.users.changePassword(tenant, user.userId, { newPassword, currentPassword, reason: 'change' }, context, () =>
-        deps.sessions.revokeAllOfUser(tenant, user.userId, 'password_change', context, user.sessionId ?? undefined),
+      const keptSessionId = user.sessionId ?? undefined;
+      return deps.users.changePassword(tenant, user.userId, { newPassword, currentPassword, reason: 'change', keptSessionId }, context, () =>
+        deps.sessions.revokeAllOfUser(tenant, user.userId, 'password_change', context, keptSessionId),
       );
     },
 

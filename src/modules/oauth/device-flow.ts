@@ -11,6 +11,7 @@ import { deviceDecider, type DeviceState } from './device-decider.ts';
 import { deviceStreamId } from './device-events.ts';
 import { fold } from '../../platform/commands/decider.ts';
 import { notFound, platformError } from '../../platform/errors.ts';
+import { loadUser } from '../users/index.ts';
 import type { DeviceAuthorizationEvent } from './device-events.ts';
 
 /** decisions.md: 8 letters of this alphabet (no vowels: no words), shown XXXX-XXXX; 600 s; poll every 5 s. */
@@ -44,6 +45,15 @@ export function deviceFlow(deps: DeviceFlowDeps) {
   const load = async (userCode: string): Promise<DeviceState> =>
     fold(deviceDecider, (await deps.store.readStream(deviceStreamId(userCode))) as unknown as DeviceAuthorizationEvent[]);
 
+  /**
+   * An approval through the API is proven by an access token, not a password: its session records
+   * the password current now, so a password changed before it starts still ends it.
+   */
+  const startSession = async (tenant: string, user: { userId: string; acr: string; amr: string[] }, context: CommandContext) => {
+    const current = await loadUser(deps.store, tenant, user.userId);
+    const passwordVersion = current.status === 'active' ? current.passwordVersion : 0;
+    return deps.sessions.start(tenant, user.userId, await deps.settings.forTenant(tenant), context, { acr: user.acr, amr: user.amr, passwordVersion });
+  };
   return {
     async start(application: Application, scope: string[], context: CommandContext) {
       const secret = randomBytes(32).toString('base64url');
@@ -97,7 +107,7 @@ export function deviceFlow(deps: DeviceFlowDeps) {
       if (approve && user.tokenSession !== undefined && !signedInAt) {
         throw platformError('PERMISSION_DENIED', 'The session of this token has ended: sign in again to approve a device');
       }
-      const started = approve && !session ? await deps.sessions.start(tenant, user.userId, await deps.settings.forTenant(tenant), context, { acr: user.acr, amr: user.amr }) : null;
+      const started = approve && !session ? await startSession(tenant, user, context) : null;
       const chosen = session ?? (started ? { sessionId: started.sessionId, refreshToken: started.refreshToken } : { sessionId: '', refreshToken: '' });
       const now = deps.clock.now().toISOString();
       // auth_time (OIDC Core 2): when the user signed in, the approving token's session's start; the page signs in now.

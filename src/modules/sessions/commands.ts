@@ -30,7 +30,7 @@ export function sessionCommands(deps: CommandDeps & { queries: SessionQueries })
      * The appends that start a session for a successful authentication, revoking the user's oldest
      * sessions first when maxConcurrentSessions is reached.
      */
-    async start(tenant: string, userId: string, settings: SecuritySettings, context: CommandContext, auth: { acr: string; amr: string[] }, sessionId = newId()) {
+    async start(tenant: string, userId: string, settings: SecuritySettings, context: CommandContext, auth: { acr: string; amr: string[]; passwordVersion: number }, sessionId = newId()) {
       const refresh = newRefreshToken(tenant, sessionId);
       const now = deps.clock.now();
       const at = (seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString();

@@ -4,7 +4,8 @@ import { userStreamId } from '../users/index.ts';
 
 export const sessionStarted = defineEvent({
   type: 'SessionStarted',
-  description: 'Only the SHA-256 digest of the refresh token secret is recorded.',
+  description:
+    'Only the SHA-256 digest of the refresh token secret is recorded. passwordVersion is the version of the password the sign-in was decided on (absent in sessions started before it was recorded): a password change before the session started ends it (the session-revocations reaction).',
   data: z.strictObject({
     sessionId: z.string(),
     userId: z.string(),
@@ -18,6 +19,7 @@ export const sessionStarted = defineEvent({
     refreshTokenLifetimeSeconds: z.number().int(),
     acr: z.string(),
     amr: z.array(z.string()),
+    passwordVersion: z.number().int().optional(),
   }),
   sensitive: ['refreshTokenHash'],
   personal: ['ipAddress', 'userAgent'],

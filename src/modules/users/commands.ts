@@ -158,7 +158,7 @@ export function userCommands(deps: UserCommandDeps) {
     async changePassword(
       tenant: string,
       userId: string,
-      input: { newPassword: string; reason: PasswordChangeReason; currentPassword?: string },
+      input: { newPassword: string; reason: PasswordChangeReason; currentPassword?: string; keptSessionId?: string },
       context: CommandContext,
       side?: SideAppends<UserState, UserEvent>,
     ) {
@@ -172,7 +172,8 @@ export function userCommands(deps: UserCommandDeps) {
       assertPasswordPolicy(input.newPassword, settings, 'body.newPassword');
       await assertNotRecentlyUsed(deps.hasher, input.newPassword, user, settings.passwordHistoryCount);
       const passwordHash = await deps.hasher.hash(input.newPassword);
-      return run(tenant, userId, { type: 'ChangePassword', passwordHash, reason: input.reason, expectedCurrentHash: user.passwordHash }, context, side);
+      const change = { type: 'ChangePassword' as const, passwordHash, reason: input.reason, expectedCurrentHash: user.passwordHash, keptSessionId: input.keptSessionId };
+      return run(tenant, userId, change, context, side);
     },
 
     async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext, grantor: Grantor = null) {

@@ -40,7 +40,7 @@ export type UserCommand =
   | { type: 'AssignRole'; role: RoleRef }
   | { type: 'RemoveRole'; roleId: string; reason?: RoleRemovalReason | undefined }
   /** expectedCurrentHash: the hash the new password was checked against (history, current password). */
-  | { type: 'ChangePassword'; passwordHash: string; reason: PasswordChangeReason; expectedCurrentHash: string | null };
+  | { type: 'ChangePassword'; passwordHash: string; reason: PasswordChangeReason; expectedCurrentHash: string | null; keptSessionId?: string };
 
 const activeOr404 = (state: UserState): ActiveUser => {
   if (state.status !== 'active') throw notFound('User');
@@ -134,7 +134,8 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
       case 'ChangePassword': {
         const user = activeOr404(state);
         if (user.passwordHash !== command.expectedCurrentHash) throw conflict('The password was changed concurrently');
-        return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash, reason: command.reason } }];
+        const kept = command.keptSessionId ? { keptSessionId: command.keptSessionId } : {};
+        return [{ type: 'UserPasswordChanged', data: { userId: user.userId, passwordHash: command.passwordHash, reason: command.reason, ...kept } }];
       }
       default: {
         const exhaustive: never = command;

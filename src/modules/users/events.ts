@@ -72,7 +72,8 @@ export const PASSWORD_CHANGE_REASONS = ['change', 'reset'] as const;
 export type PasswordChangeReason = (typeof PASSWORD_CHANGE_REASONS)[number];
 export const userPasswordChanged = defineEvent({
   type: 'UserPasswordChanged',
-  data: z.strictObject({ userId: z.string(), passwordHash: z.string(), reason: z.enum(PASSWORD_CHANGE_REASONS) }),
+  description: 'Ends every session of the user started with an older password, but keptSessionId (the session a change was made from).',
+  data: z.strictObject({ userId: z.string(), passwordHash: z.string(), reason: z.enum(PASSWORD_CHANGE_REASONS), keptSessionId: z.string().optional() }),
   sensitive: ['passwordHash'],
 });
 

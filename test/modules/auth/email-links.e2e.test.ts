@@ -155,6 +155,8 @@ describe('forgot / reset password and magic links, mailed through a real SMTP se
         }),
       );
       expect((await reset).body).toEqual({ ok: true, data: { reset: true } });
+      // A session whose login raced the reset is ended by the session-revocations reaction (docs/decisions.md).
+      expect(await t.service.reactions.waitFor(await t.store.lastWrittenPosition(), 5000)).not.toBeNull();
       for (const [i, login] of logins.entries()) {
         if (login.status !== 200) continue;
         const body = { grant_type: 'refresh_token', refresh_token: login.body.data.refreshToken };
