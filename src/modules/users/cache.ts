@@ -7,9 +7,9 @@ const MAX_USERS = 100_000;
 
 /**
  * A user as their tokens need them (claims, roles, enabled) and the password's version (which
- * sessions a change ends): no password material is kept in memory.
+ * sessions a change ends): no password material (nor the e-mail's version) is kept in memory.
  */
-export type TokenSubject = Omit<ActiveUser, 'passwordHash' | 'passwordHistory'>;
+export type TokenSubject = Omit<ActiveUser, 'passwordHash' | 'passwordHistory' | 'emailVersion'>;
 
 const userKey = (tenant: string, userId: string) => `${tenant}/${userId}`;
 
@@ -34,7 +34,7 @@ export function cachedTokenSubjects(source: AppliedEventsSource, store: EventSto
       const slash = key.indexOf('/');
       const user = await loadUser(store, key.slice(0, slash), key.slice(slash + 1));
       if (user.status !== 'active') return { subject: null, refused: user.status === 'deleted' };
-      const { passwordHash: _hash, passwordHistory: _history, ...subject } = user;
+      const { passwordHash: _hash, passwordHistory: _history, emailVersion: _emailVersion, ...subject } = user;
       return { subject, refused: !subject.enabled };
     },
     stale: {

@@ -13,6 +13,8 @@ export interface ActiveUser extends UserProfile {
   passwordHistory: string[];
   /** Raised by every password change: outstanding reset links name the version they were issued for. */
   passwordVersion: number;
+  /** Raised by every change of the e-mail address: outstanding e-mailed links name the version they were mailed for. */
+  emailVersion: number;
   roles: RoleRef[];
 }
 
@@ -54,7 +56,7 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
     switch (event.type) {
       case 'UserCreated': {
         const { userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, roles } = event.data;
-        return { status: 'active', userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, passwordHistory: [], passwordVersion: 0, roles };
+        return { status: 'active', userId, email, username, firstName, lastName, enabled, emailVerified, passwordHash, passwordHistory: [], passwordVersion: 0, emailVersion: 0, roles };
       }
       case 'UserDeleted':
         return { status: 'deleted', userId: event.data.userId, erased: false };
@@ -65,7 +67,8 @@ export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
         switch (event.type) {
           case 'UserProfileUpdated': {
             const { userId: _id, ...profile } = event.data;
-            return { ...state, ...profile };
+            const emailChanged = profile.email !== undefined && profile.email !== state.email;
+            return { ...state, ...profile, emailVersion: state.emailVersion + (emailChanged ? 1 : 0) };
           }
           case 'UserDisabled':
             return { ...state, enabled: false };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fold } from '../../../src/platform/commands/decider.ts';
 import { MAX_PASSWORD_HISTORY, userDecider } from '../../../src/modules/users/decider.ts';
-import type { UserEvent } from '../../../src/modules/users/events.ts';
+import type { UserEvent, UserProfile } from '../../../src/modules/users/events.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
 
 const spec = deciderSpec(userDecider);
@@ -27,6 +27,22 @@ describe('user decider', () => {
     spec.given([created, { type: 'UserDisabled', data: { userId: 'u1' } }]).when({ type: 'UpdateUser', profile: {}, enabled: true }).then([
       { type: 'UserEnabled', data: { userId: 'u1' } },
     ]);
+  });
+
+  it('counts e-mail changes (e-mailed links name the count they were mailed at), and nothing else', () => {
+    const update = (data: Partial<UserProfile>): UserEvent => ({ type: 'UserProfileUpdated', data: { userId: 'u1', ...data } });
+    const versionAfter = (events: UserEvent[]) => {
+      const state = fold(userDecider, [created, ...events]);
+      return state.status === 'active' ? state.emailVersion : null;
+    };
+    expect(versionAfter([])).toBe(0);
+    expect(versionAfter([update({ firstName: 'B', username: 'b' }), { type: 'UserDisabled', data: { userId: 'u1' } }])).toBe(0);
+    expect(versionAfter([{ type: 'UserPasswordChanged', data: { userId: 'u1', passwordHash: 'h1', reason: 'change' } }])).toBe(0);
+    expect(versionAfter([update({ email: 'a@x.test' })])).toBe(0);
+    expect(versionAfter([update({ email: 'b@x.test', lastName: 'B' })])).toBe(1);
+    // Back to the first address: a link mailed before the first change stays void.
+    expect(versionAfter([update({ email: 'b@x.test' }), update({ email: 'a@x.test' })])).toBe(2);
+    spec.given([created]).when({ type: 'UpdateUser', profile: { email: 'b@x.test' } }).then([update({ email: 'b@x.test' })]);
   });
 
   it('assigns a role once and removes only a held role', () => {
