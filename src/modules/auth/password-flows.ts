@@ -1,4 +1,4 @@
-import { invalidLink, mapLinkRace, type EmailLinkCommands } from '../email-links/index.ts';
+import { invalidLink, linkStillCurrent, mapLinkRace, type EmailLinkCommands } from '../email-links/index.ts';
 import type { SessionCommands } from '../sessions/index.ts';
 import { loadUser, type UserCommands } from '../users/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
@@ -31,13 +31,14 @@ export function passwordFlows(deps: PasswordFlowDeps) {
 
     /**
      * Sets the password from a reset link: the link is marked used, every session revoked and a
-     * lockout lifted in the same append. A link issued before any later password change is void, and
-     * so is any link while the account is disabled (it gets none; one mailed before sets nothing).
+     * lockout lifted in the same append. A link issued before any later password change or e-mail
+     * change is void, and so is any link while the account is disabled (it gets none; one mailed
+     * before sets nothing).
      */
     async completeReset(tenant: string, token: string, newPassword: string, context: CommandContext) {
       const { link, append } = await deps.links.use(tenant, token, 'password_reset', context);
       const user = await loadUser(deps.store, tenant, link.userId);
-      if (user.status !== 'active' || !user.enabled || user.passwordVersion !== link.passwordVersion) throw invalidLink();
+      if (user.status !== 'active' || !user.enabled || !linkStillCurrent(link, user)) throw invalidLink();
       const asUser = { ...context, actor: link.userId };
       return deps.users
         .changePassword(tenant, link.userId, { newPassword, reason: 'reset' }, asUser, async () => [

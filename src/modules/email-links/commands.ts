@@ -4,17 +4,21 @@ import { hashOpaqueSecret, newOpaqueToken, parseOpaqueToken } from '../../platfo
 import { WrongExpectedVersionError } from '../../platform/eventstore/errors.ts';
 import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
-import { emailLinkDecider, invalidLink } from './decider.ts';
+import { emailLinkDecider, invalidLink, type LinkAccount } from './decider.ts';
 import { EMAIL_LINK_LIFETIME_SECONDS, emailLinkStreamId, type EmailLinkIssued, type EmailLinkPurpose } from './events.ts';
 
 export function emailLinkCommands(deps: CommandDeps) {
   return {
-    /** A new single-use link for a user; the clear token is returned once, to be e-mailed. */
-    async issue(tenant: string, user: { userId: string; passwordVersion: number }, purpose: EmailLinkPurpose, context: CommandContext) {
+    /**
+     * A new single-use link for a user; the clear token is returned once, to be e-mailed. `user` is
+     * the state whose address the link is mailed to: its password and e-mail versions are recorded.
+     */
+    async issue(tenant: string, user: LinkAccount & { userId: string }, purpose: EmailLinkPurpose, context: CommandContext) {
       const linkId = newId();
       const { token, hash } = newOpaqueToken(linkId);
       const expiresAt = new Date(deps.clock.now().getTime() + EMAIL_LINK_LIFETIME_SECONDS[purpose] * 1000).toISOString();
-      const link = { linkId, userId: user.userId, purpose, secretHash: hash, expiresAt, passwordVersion: user.passwordVersion };
+      const { passwordVersion, emailVersion } = user;
+      const link = { linkId, userId: user.userId, purpose, secretHash: hash, expiresAt, passwordVersion, emailVersion };
       await handleCommand(deps, emailLinkDecider, emailLinkStreamId(tenant, linkId), { type: 'IssueEmailLink', link }, context);
       return { token, expiresAt };
     },

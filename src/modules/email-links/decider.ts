@@ -13,6 +13,24 @@ export type EmailLinkCommand =
 /** One answer for unknown, forged, used or mismatched links: none of them tells an attacker more. */
 export const invalidLink = () => linkError('LINK_INVALID', 'The link is invalid or has already been used');
 
+/** The account's versions a link is checked against when it is used (the user's current state). */
+export interface LinkAccount {
+  passwordVersion: number;
+  emailVersion: number;
+}
+
+/**
+ * Whether a link still speaks for its account: it was mailed to the current address (no e-mail
+ * change since it was issued) and, for a reset link, issued for the current password. A link
+ * recorded without emailVersion (issued before it was recorded) counts as mailed at version 0, so
+ * it survives only if the address never changed: never accepted wrongly, at worst refused.
+ * A link that fails is answered as an invalid one.
+ */
+export function linkStillCurrent(link: EmailLinkIssued['data'], account: LinkAccount): boolean {
+  if ((link.emailVersion ?? 0) !== account.emailVersion) return false;
+  return link.purpose !== 'password_reset' || link.passwordVersion === account.passwordVersion;
+}
+
 export const emailLinkDecider: Decider<EmailLinkState, EmailLinkCommand, EmailLinkEvent> = {
   initialState: () => ({ status: 'absent' }),
 

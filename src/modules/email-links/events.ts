@@ -7,7 +7,7 @@ export type EmailLinkPurpose = (typeof EMAIL_LINK_PURPOSES)[number];
 export const emailLinkIssued = defineEvent({
   type: 'EmailLinkIssued',
   description:
-    'A single-use link sent by e-mail. Only the SHA-256 of its secret is recorded; passwordVersion ties a reset link to the password it was issued for, so any later change voids it.',
+    'A single-use link sent by e-mail. Only the SHA-256 of its secret is recorded; passwordVersion ties a reset link to the password it was issued for, so any later change voids it; emailVersion ties every link to the address it was mailed to, so any later e-mail change voids it (absent on links issued before it was recorded: those count as version 0, so they work only while the address has never changed).',
   data: z.strictObject({
     linkId: z.string(),
     userId: z.string(),
@@ -15,6 +15,7 @@ export const emailLinkIssued = defineEvent({
     secretHash: z.string(),
     expiresAt: z.string(),
     passwordVersion: z.number().int(),
+    emailVersion: z.number().int().optional(),
   }),
   sensitive: ['secretHash'],
 });
