@@ -59,18 +59,9 @@ describe('session reactions: a deleted user keeps no session, a changed password
     const deletion = await t.request({ method: 'DELETE', url: `/api/users/${userId}`, tenant: PLATFORM, token: await admin() });
     expect(deletion.status).toBe(200);
     // The racing login's append lands after the deletion: the UserDeleted reaction could not see it.
-    const sessionId = newId();
-    const now = new Date().toISOString();
-    const started: SessionStarted = {
-      type: 'SessionStarted',
-      data: {
-        sessionId, userId, startedAt: now, refreshTokenHash: 'h', refreshExpiresAt: now, ipAddress: null, userAgent: null,
-        expiresAt: new Date(Date.now() + 3600_000).toISOString(), idleTimeoutSeconds: 3600, refreshTokenLifetimeSeconds: 3600, acr: 'aal1', amr: ['pwd'],
-      },
-    };
-    const { position } = await t.store.append(sessionStreamId(PLATFORM, sessionId), [{ id: newId(), ...started, metadata: { tenantId: PLATFORM, actor: userId, occurredAt: now } }], 'no_stream');
+    const { sessionId, position } = await startSession(userId, 0);
     await reacted(position);
-    expect((await sessionEvents(sessionId)).map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([['SessionStarted', undefined], ['SessionRevoked', 'user_deleted']]);
+    expect(await endings(sessionId)).toEqual([['SessionStarted', undefined], ['SessionRevoked', 'user_deleted']]);
   });
 
   it('lets the session streams decide, not the read model: a row revoked by the old projection code still gets its event', async () => {
