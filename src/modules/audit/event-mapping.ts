@@ -149,6 +149,7 @@ export const AUDIT_MAPPING: AuditMapping = {
     details: (d) => ({ method: d.method, availableMethods: d.methods, expiresAt: d.expiresAt }),
   },
   FactorCodeAccepted: { notAudited: 'a code checked outside a sign-in: what it allowed (TotpDisabled, same append) is audited' },
+  CurrentPasswordAccepted: { notAudited: 'the current password checked outside a sign-in: what it allowed (UserPasswordChanged, same append) is audited' },
   TotpSetupStarted: { actions: ['MFA_SETUP_STARTED'], resource: 'user', resourceId: userId, webhook: null, details: () => ({ method: 'totp' }) },
   TotpEnabled: { actions: ['MFA_ENABLED'], resource: 'user', resourceId: userId, webhook: null, details: (d) => ({ method: 'totp', recoveryCodes: d.recoveryCodeHashes.length }) },
   TotpDisabled: { actions: ['MFA_DISABLED'], resource: 'user', resourceId: userId, webhook: null, details: (d) => ({ method: 'totp', with: d.proof.method }) },

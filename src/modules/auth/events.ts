@@ -67,12 +67,22 @@ export const factorCodeAccepted = defineEvent({
   data: z.strictObject({ userId: z.string(), purpose: z.enum(FACTOR_CODE_PURPOSES) }),
 });
 
-export const loginEvents = [loginSucceeded, loginMfaRequired, loginFailed, factorCodeAccepted, accountLocked, accountUnlocked];
+export const CURRENT_PASSWORD_PURPOSES = ['change_password'] as const;
+export const currentPasswordAccepted = defineEvent({
+  type: 'CurrentPasswordAccepted',
+  description:
+    'The current password, checked outside a sign-in, was right (purpose: what it allowed, recorded in the same append). ' +
+    'Unlike a completed sign-in it does not end the run of failed guesses: a password is one factor, and one its holder may just have set.',
+  data: z.strictObject({ userId: z.string(), purpose: z.enum(CURRENT_PASSWORD_PURPOSES) }),
+});
+
+export const loginEvents = [loginSucceeded, loginMfaRequired, loginFailed, factorCodeAccepted, currentPasswordAccepted, accountLocked, accountUnlocked];
 
 export type LoginSucceeded = EventOf<typeof loginSucceeded>;
 export type LoginFailed = EventOf<typeof loginFailed>;
 export type LoginMfaRequired = EventOf<typeof loginMfaRequired>;
 export type FactorCodePurpose = (typeof FACTOR_CODE_PURPOSES)[number];
+export type CurrentPasswordPurpose = (typeof CURRENT_PASSWORD_PURPOSES)[number];
 export type AccountLocked = EventOf<typeof accountLocked>;
 export type AccountUnlocked = EventOf<typeof accountUnlocked>;
 export type LoginEvent = EventOf<(typeof loginEvents)[number]>;

@@ -1,7 +1,7 @@
 import type { SecondFactorMethod } from '../mfa/index.ts';
 import type { Decider } from '../../platform/commands/decider.ts';
 import { authError } from './errors.ts';
-import type { AccountUnlockReason, FactorCodePurpose, LoginEvent, LoginFailureReason } from './events.ts';
+import type { AccountUnlockReason, CurrentPasswordPurpose, FactorCodePurpose, LoginEvent, LoginFailureReason } from './events.ts';
 
 export interface LoginState {
   /** Failed guesses since the last success, unlock or lockout. */
@@ -66,10 +66,26 @@ export interface FactorCodeAttempt {
   policy: LockoutPolicy;
 }
 
+/**
+ * The current password checked outside a sign-in (changing it), decided here as a login's password
+ * is: a locked account's counts for nothing, a wrong one (or any, on an account without a password)
+ * is a guess. A right one ends no run of guesses: it completes no sign-in.
+ */
+export interface CurrentPasswordAttempt {
+  type: 'CheckCurrentPassword';
+  userId: string;
+  purpose: CurrentPasswordPurpose;
+  account: { hasPassword: boolean };
+  passwordMatches: boolean;
+  now: string;
+  policy: LockoutPolicy;
+}
+
 export type LoginCommand =
   | LoginAttempt
   | SecondFactorAttempt
   | FactorCodeAttempt
+  | CurrentPasswordAttempt
   | { type: 'UnlockAccount'; userId: string; reason: AccountUnlockReason; now: string };
 
 const DAY_MS = 86_400_000;
@@ -123,6 +139,9 @@ export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
         return COUNTED.has(event.data.reason) ? { ...state, consecutiveFailures: state.consecutiveFailures + 1 } : state;
       case 'FactorCodeAccepted':
         return { ...state, consecutiveFailures: 0 };
+      // A password alone resets nothing, as at a sign-in with a second factor (LoginMfaRequired).
+      case 'CurrentPasswordAccepted':
+        return state;
       case 'AccountLocked':
         return {
           consecutiveFailures: 0,
@@ -153,6 +172,10 @@ export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
     if (command.type === 'CompleteSecondFactor') return completeSecondFactor(command, state, now);
     if (command.type === 'CheckFactorCode') {
       return command.codeMatches ? [{ type: 'FactorCodeAccepted', data: { userId: command.userId, purpose: command.purpose } }] : failedAttempt(state, command, 'bad_otp', now);
+    }
+    if (command.type === 'CheckCurrentPassword') {
+      if (!command.account.hasPassword) return failedAttempt(state, command, 'no_password', now);
+      return command.passwordMatches ? [{ type: 'CurrentPasswordAccepted', data: { userId: command.userId, purpose: command.purpose } }] : failedAttempt(state, command, 'bad_password', now);
     }
     const reason = failureReason(command);
     if (!reason) return [command.challenge ? challengeOpened(command, command.challenge) : succeeded(command, command.method)];

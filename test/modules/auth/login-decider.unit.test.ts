@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoginEvent } from '../../../src/modules/auth/events.ts';
-import { lockoutSeconds, loginDecider, type LoginAttempt, type SecondFactorAttempt } from '../../../src/modules/auth/login-decider.ts';
+import { lockoutSeconds, loginDecider, type CurrentPasswordAttempt, type LoginAttempt, type SecondFactorAttempt } from '../../../src/modules/auth/login-decider.ts';
 import { fold } from '../../../src/platform/commands/decider.ts';
 import { deciderSpec } from '../../support/decider-spec.ts';
 
@@ -94,6 +94,48 @@ describe('login decider', () => {
     spec.given([]).when({ type: 'UnlockAccount', userId: 'u1', reason: 'admin', now: at(5) }).then([]);
     const unlocked = fold(loginDecider, [...history, { type: 'AccountUnlocked', data: { userId: 'u1', reason: 'admin' } }]);
     expect(unlocked).toMatchObject({ consecutiveFailures: 0, lockedUntil: null });
+  });
+
+  describe('the current password checked outside a sign-in (change-password)', () => {
+    const check = (overrides: Partial<CurrentPasswordAttempt> = {}): CurrentPasswordAttempt => ({
+      type: 'CheckCurrentPassword',
+      userId: 'u1',
+      purpose: 'change_password',
+      account: { hasPassword: true },
+      passwordMatches: true,
+      now: at(10),
+      policy,
+      ...overrides,
+    });
+    const accepted: LoginEvent = { type: 'CurrentPasswordAccepted', data: { userId: 'u1', purpose: 'change_password' } };
+
+    it('a right one is accepted, a wrong one is a guess like a wrong password at login', () => {
+      spec.given([]).when(check()).then([accepted]);
+      spec.given([]).when(check({ passwordMatches: false })).then([failed()]);
+      spec.given([]).when(check({ account: { hasPassword: false }, passwordMatches: false })).then([{ type: 'LoginFailed', data: { userId: 'u1', reason: 'no_password' } }]);
+    });
+
+    it('counts with the failed logins before it (its own are the same event) and locks exactly at the threshold', () => {
+      spec.given([failed()]).when(check({ passwordMatches: false })).then([failed()]);
+      spec.given([failed(), failed()]).when(check({ passwordMatches: false })).then([failed(), locked(at(10), at(310))]);
+      spec.given([failed(), failed('disabled')]).when(check({ passwordMatches: false })).then([failed()]);
+    });
+
+    it('a right one does not reset the count: it completes no sign-in', () => {
+      expect(fold(loginDecider, [failed(), failed(), accepted]).consecutiveFailures).toBe(2);
+      spec
+        .given([failed(), failed(), accepted])
+        .when(check({ passwordMatches: false }))
+        .then([failed(), locked(at(10), at(310))]);
+      expect(fold(loginDecider, [failed(), failed(), accepted, succeeded]).consecutiveFailures).toBe(0);
+    });
+
+    it('counts for nothing while the account is locked, right or wrong', () => {
+      const history = [failed(), failed(), failed(), locked(at(0), at(300))];
+      spec.given(history).when(check()).then([]);
+      spec.given(history).when(check({ passwordMatches: false })).then([]);
+      spec.given(history).when(check({ now: at(300) })).then([accepted]);
+    });
   });
 
   describe('second factor', () => {
