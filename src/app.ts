@@ -1,7 +1,7 @@
 import { applicationCommands, applicationQueries, cachedApplications, registerApplicationCors, registerApplicationRoutes } from './modules/applications/index.ts';
 import { OAUTH_GRANT_ERRORS, oauthModule } from './modules/oauth/index.ts';
 import { PermissionCheckWriter, auditQueries, auditRuleOf, eventFeed, registerAuditLogRoutes, registerEventFeedRoutes, registerPermissionCheckAudit, registerUserHistoryRoutes, userAsOfHandler, userHistory } from './modules/audit/index.ts';
-import { TokenService, authenticatedSessions, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, secondFactorGuard, secondFactorSignIn, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
+import { TokenService, authenticatedSessions, currentPasswordGuard, grantRegistry, linkDelivery, lockoutCommands, magicLinks, passwordFlows, passwordLogin, registerAuthRoutes, secondFactorGuard, secondFactorSignIn, registerCredentialRoutes, registerLinkPages, signup, tokenAuthenticator, userinfoClaims } from './modules/auth/index.ts';
 import { emailLinkCommands } from './modules/email-links/index.ts';
 import { TUPLE_TYPES_ANSWERED_FROM_INDEX, fgaModule, registerFgaRoutes } from './modules/fga/index.ts';
 import { KeyRing, registerKeyRoutes } from './modules/keys/index.ts';
@@ -104,7 +104,7 @@ export async function buildService(infra: Infrastructure) {
     queries: readModelQueries('tenants', readYourWrites, { ...tenantReads, ...cachedTenantLookup(runner, tenantReads) }),
   };
   const users = {
-    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings, dataKeys }),
+    commands: userCommands({ ...commandDeps, hasher, roles: roles.queries, settings, dataKeys, currentPassword: currentPasswordGuard({ ...commandDeps, settings }) }),
     queries: readModelQueries('users', readYourWrites, userQueries(pool, () => clock.now())),
     subjects: readModelQueries('users', readYourWrites, cachedTokenSubjects(runner, store)),
   };

@@ -32,10 +32,12 @@ export function registerCredentialRoutes(app: HttpServer, deps: CredentialRouteD
     access: authenticated,
     method: 'POST',
     url: '/api/auth/change-password',
-    summary: "Change one's password (current + new); the tenant policy and history apply; the user's other sessions end",
+    summary:
+      "Change one's password (current + new); the tenant policy and history apply; the user's other sessions end. " +
+      'A wrong current password counts towards lockout, as at login (423 ACCOUNT_LOCKED with Retry-After while locked)',
     body: z.strictObject({ currentPassword: passwordSchema, newPassword: passwordSchema }),
     responses: { 200: done('changed') },
-    errors: ['INVALID_CREDENTIALS', 'NOT_FOUND'],
+    errors: ['INVALID_CREDENTIALS', 'ACCOUNT_LOCKED', 'NOT_FOUND'],
     handler: async (request) => {
       const { subject, sessionId } = principalOf(request);
       const { currentPassword, newPassword } = request.body;

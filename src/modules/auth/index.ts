@@ -1,6 +1,6 @@
 // The public surface of the auth module: other modules, the composition root and the read models import only this.
 export { tokenAuthenticator } from './authenticator.ts';
-export { secondFactorGuard } from './code-guard.ts';
+export { currentPasswordGuard, secondFactorGuard } from './code-guard.ts';
 export { registerCredentialRoutes } from './credential-routes.ts';
 export { errorStatuses } from './errors.ts';
 export { loginEvents, loginStreamId } from './events.ts';

@@ -1,10 +1,11 @@
 import { beyondHeld, type Role, type RoleQueries } from '../roles/index.ts';
 import type { SettingsProvider } from '../settings/index.ts';
 import type { CommandContext } from '../../platform/commands/context.ts';
-import { handleCommand, type SideAppends } from '../../platform/commands/handle-command.ts';
+import { decideAppend, handleCommand, type SideAppends } from '../../platform/commands/handle-command.ts';
 import { claimReservation, isReservationConflict, releaseReservation, type ReservationDeps } from '../../platform/commands/reservations.ts';
 import type { DataKeys } from '../../platform/crypto/data-keys.ts';
 import { notFound, platformError, validationError } from '../../platform/errors.ts';
+import type { StreamAppend } from '../../platform/eventstore/port.ts';
 import { newId } from '../../platform/ids.ts';
 import { userDecider, type UserCommand, type UserState } from './decider.ts';
 import { emailReservation, userStreamId, usernameReservation, type PasswordChangeReason, type RoleRef, type RoleRemovalReason, type UserEvent, type UserOrigin, type UserProfile } from './events.ts';
@@ -12,12 +13,32 @@ import { userError } from './errors.ts';
 import { loadUser } from './load.ts';
 import { assertNotRecentlyUsed, assertPasswordPolicy, type PasswordHasher } from './passwords.ts';
 
+/** The account's lockout, kept by the login stream (auth): a current password proven here counts as a login's does. */
+export interface CurrentPasswordGuard {
+  /**
+   * Decides the current password with the account's lockout: a locked account's is refused (423
+   * ACCOUNT_LOCKED) before `proof.verify` hashes anything; a wrong one counts as a guess and throws
+   * `wrong()` (ACCOUNT_LOCKED when it locks the account); a right one commits `appendsIfRight` with
+   * the check, in one append.
+   */
+  checkCurrentPassword(
+    tenant: string,
+    userId: string,
+    purpose: 'change_password',
+    proof: { hasPassword: boolean; verify: () => Promise<boolean> },
+    context: CommandContext,
+    appendsIfRight: () => Promise<StreamAppend[]>,
+    wrong: () => Error,
+  ): Promise<void>;
+}
+
 export interface UserCommandDeps extends ReservationDeps {
   hasher: PasswordHasher;
   roles: RoleQueries;
   settings: SettingsProvider;
   /** Destroys a user's data key on erasure (crypto-shredding, docs/erasure.md). */
   dataKeys: Pick<DataKeys, 'erase'>;
+  currentPassword: CurrentPasswordGuard;
 }
 
 export interface CreateUserInput {
@@ -152,8 +173,10 @@ export function userCommands(deps: UserCommandDeps) {
 
     /**
      * Sets a new password after the tenant's policy and history checks. With `currentPassword` the
-     * caller must prove the old one (401 INVALID_CREDENTIALS otherwise). `side` appends other
-     * streams atomically (session revocations, a consumed reset link).
+     * caller must prove the old one, decided with the account's lockout (`CurrentPasswordGuard`: 401
+     * INVALID_CREDENTIALS for a wrong one, 423 ACCOUNT_LOCKED while locked), and the change is
+     * committed with that check. `side` appends other streams atomically (session revocations, a
+     * consumed reset link).
      */
     async changePassword(
       tenant: string,
@@ -161,19 +184,29 @@ export function userCommands(deps: UserCommandDeps) {
       input: { newPassword: string; reason: PasswordChangeReason; currentPassword?: string; keptSessionId?: string },
       context: CommandContext,
       side?: SideAppends<UserState, UserEvent>,
-    ) {
+    ): Promise<void> {
       const user = await loadUser(deps.store, tenant, userId);
       if (user.status !== 'active') throw notFound('User');
-      if (input.currentPassword !== undefined) {
-        const proven = user.passwordHash !== null && (await deps.hasher.verify(user.passwordHash, input.currentPassword));
-        if (!proven) throw userError('INVALID_CREDENTIALS', 'Current password is incorrect');
+      let checked: Promise<UserCommand> | undefined;
+      // Checked once, and only once the current password is proven (a wrong one answers 401 whatever the new one).
+      const change = () =>
+        (checked ??= (async (): Promise<UserCommand> => {
+          const settings = await deps.settings.forTenant(tenant);
+          assertPasswordPolicy(input.newPassword, settings, 'body.newPassword');
+          await assertNotRecentlyUsed(deps.hasher, input.newPassword, user, settings.passwordHistoryCount);
+          const passwordHash = await deps.hasher.hash(input.newPassword);
+          return { type: 'ChangePassword', passwordHash, reason: input.reason, expectedCurrentHash: user.passwordHash, keptSessionId: input.keptSessionId };
+        })());
+      const { currentPassword } = input;
+      if (currentPassword === undefined) {
+        await run(tenant, userId, await change(), context, side);
+        return;
       }
-      const settings = await deps.settings.forTenant(tenant);
-      assertPasswordPolicy(input.newPassword, settings, 'body.newPassword');
-      await assertNotRecentlyUsed(deps.hasher, input.newPassword, user, settings.passwordHistoryCount);
-      const passwordHash = await deps.hasher.hash(input.newPassword);
-      const change = { type: 'ChangePassword' as const, passwordHash, reason: input.reason, expectedCurrentHash: user.passwordHash, keptSessionId: input.keptSessionId };
-      return run(tenant, userId, change, context, side);
+      const proof = { hasPassword: user.passwordHash !== null, verify: async () => user.passwordHash !== null && deps.hasher.verify(user.passwordHash, currentPassword) };
+      await deps.currentPassword.checkCurrentPassword(tenant, userId, 'change_password', proof, context, async () => {
+        const { state, events, append } = await decideAppend(deps, userDecider, userStreamId(tenant, userId), await change(), context);
+        return [append!, ...(side ? await side(events, state) : [])];
+      }, () => userError('INVALID_CREDENTIALS', 'Current password is incorrect'));
     },
 
     async assignRole(tenant: string, userId: string, roleId: string, context: CommandContext, grantor: Grantor = null) {

@@ -2,7 +2,7 @@
 export { cachedTokenSubjects } from './cache.ts';
 export type { TokenSubject, TokenSubjects } from './cache.ts';
 export { userCommands } from './commands.ts';
-export type { CreateUserInput, UserCommands } from './commands.ts';
+export type { CreateUserInput, CurrentPasswordGuard, UserCommands } from './commands.ts';
 export { userDecider } from './decider.ts';
 export type { ActiveUser, UserState } from './decider.ts';
 export { errorStatuses } from './errors.ts';

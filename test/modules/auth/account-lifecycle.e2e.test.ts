@@ -153,6 +153,26 @@ describe('lockout, password change, signup, userinfo and the session expiry swee
     expect([afterGuesses.status, afterGuesses.body.error?.code]).toEqual([423, 'ACCOUNT_LOCKED']);
   });
 
+  it('change-password guesses sent together lock exactly at the threshold; while locked even the right current password is refused, before any change', async () => {
+    const fay = { email: 'fay@p.test', password: 'Fay-Passw0rd' };
+    const fayId = (await call('POST', '/api/users', fay, await admin())).body.data.id;
+    const stolen = (await call('POST', '/api/auth/login', fay)).body.data.accessToken;
+    const change = (currentPassword: string) => call('POST', '/api/auth/change-password', { currentPassword, newPassword: 'Taken-Over-Passw0rd2' }, stolen);
+
+    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => change(`Guess-Passw0rd${i}`)))).map((a) => a.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 423)).toHaveLength(18);
+    const reasons = (await events('LoginFailed')).filter((d) => d.userId === fayId).map((d) => d.reason);
+    expect(reasons).toEqual(['bad_password', 'bad_password', 'bad_password']);
+    expect((await events('AccountLocked')).filter((d) => d.userId === fayId)).toHaveLength(1);
+
+    const right = await change(fay.password);
+    expect([right.status, right.body.error?.code]).toEqual([423, 'ACCOUNT_LOCKED']);
+    expect(Number(right.headers['retry-after'])).toBeGreaterThan(290);
+    expect((await call('POST', `/api/users/${fayId}/unlock`, undefined, await admin())).status).toBe(200);
+    expect((await call('POST', '/api/auth/login', fay)).status).toBe(200);
+  });
+
   it('the sweep records ended sessions as SessionExpired, once', async () => {
     const session = (await login('New-Passw0rd1')).body.data;
     clock.advance(3601_000); // sessionIdleTimeout
