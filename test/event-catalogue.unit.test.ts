@@ -16,6 +16,7 @@ const SECRET_LIKE = /password|hash|secret|sealed|token/i;
 const NOT_SECRET = new Set([
   'SessionStarted:refreshTokenLifetimeSeconds', // a duration
   'EmailLinkIssued:passwordVersion', // a counter of password changes
+  'SessionStarted:passwordVersion', // the same counter, as the session's sign-in saw it
   'WebhookSecretRotated:previousSecretExpiresAt', // an instant
   'SecuritySettingsUpdated:changes.accessTokenExpiry', // settings: durations, lengths, flags and counts
   'SecuritySettingsUpdated:changes.refreshTokenExpiry',
