@@ -84,16 +84,15 @@ function existingUser(claims: Userinfo | null): Userinfo {
  * `email`, the names with `profile`. A token without a scope claim (a password login) reads them all.
  */
 type ReleasedUserinfo = Pick<Userinfo, 'sub' | 'tenant' | 'roles'> & Partial<Userinfo>;
-function releasedTo(scope: unknown): (claims: Userinfo) => ReleasedUserinfo {
-  if (typeof scope !== 'string') return (claims) => claims;
+function released(claims: Userinfo, scope: unknown): ReleasedUserinfo {
+  if (typeof scope !== 'string') return claims;
   const names = scope.split(' ');
-  const email = names.includes('email');
-  const profile = names.includes('profile');
-  return ({ email: address, email_verified, given_name, family_name, preferred_username, ...always }) => ({
+  const { email, email_verified, given_name, family_name, preferred_username, ...always } = claims;
+  return {
     ...always,
-    ...(email ? { email: address, email_verified } : {}),
-    ...(profile ? { given_name, family_name, preferred_username } : {}),
-  });
+    ...(names.includes('email') ? { email, email_verified } : {}),
+    ...(names.includes('profile') ? { given_name, family_name, preferred_username } : {}),
+  };
 }
 
 /** How the token endpoint refuses a grant whose tenant it cannot adopt (made once: not two closures per token request). */
@@ -205,8 +204,8 @@ export function registerAuthRoutes(app: HttpServer, deps: AuthRouteDeps): void {
       handler: (request) => {
         const principal = principalOf(request);
         const claims = deps.userinfo(principal.tenant, principal.subject);
-        const released = releasedTo((principal.claims as { scope?: unknown }).scope);
-        return claims instanceof Promise ? claims.then((loaded) => released(existingUser(loaded))) : released(existingUser(claims));
+        const { scope } = principal.claims as { scope?: unknown };
+        return claims instanceof Promise ? claims.then((loaded) => released(existingUser(loaded), scope)) : released(existingUser(claims), scope);
       },
     });
   }

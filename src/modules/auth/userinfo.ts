@@ -22,7 +22,7 @@ export interface Userinfo {
  * Without a promise once the user and the tenant's roles are loaded. The claims are made once per
  * cached user and loaded list of roles: a change of either is a new object in its cache (the
  * projections drop the stale entry), so claims made from the old ones are never answered again.
- * A disabled user is no longer behind a valid token (decisions.md, Consistency): null too.
+ * A disabled user never gets here: the authenticator refuses their tokens on every route.
  */
 export function userinfoClaims(deps: { subjects: Pick<TokenSubjects, 'current'>; roles: Pick<CachedRoles, 'current'> }) {
   const made = new WeakMap<TokenSubject, { tenant: string; roles: Role[]; claims: Userinfo }>();
@@ -45,7 +45,7 @@ export function userinfoClaims(deps: { subjects: Pick<TokenSubjects, 'current'>;
     return claims;
   };
   const withRoles = (tenant: string, user: TokenSubject | null): Userinfo | null | Promise<Userinfo | null> => {
-    if (!user?.enabled) return null;
+    if (!user) return null;
     const roles = deps.roles.current(tenant);
     return roles instanceof Promise ? roles.then((loaded) => claimsOf(tenant, user, loaded)) : claimsOf(tenant, user, roles);
   };
