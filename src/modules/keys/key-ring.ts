@@ -13,6 +13,8 @@ import { SIGNING_KEYS_STREAM, type SigningAlgorithm, type SigningKeyEvent } from
 /** The bound of accessTokenExpiry: no token outlives a superseded key by more than this. */
 export const MAX_ACCESS_TOKEN_SECONDS = 86_400;
 const RELOAD_INTERVAL_MS = 60_000;
+/** A reload asked for a key this instance may not know yet (an unknown kid, the JWKS) reads the stream at most this often. */
+export const KEY_RECHECK_MS = 1000;
 
 /**
  * ID tokens are always RS256, whatever signs access tokens: a client verifies them with the JWKS
@@ -72,7 +74,7 @@ export class KeyRing {
 
   /** The key new tokens of `alg` (by default the access tokens' algorithm) are signed with. */
   async signingKey(alg: SigningAlgorithm = this.alg): Promise<SigningKeyPair> {
-    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.reload();
+    await this.reloadIfOlderThan(RELOAD_INTERVAL_MS);
     const current = this.state.keys.filter((k) => k.alg === alg).at(-1);
     if (!current) throw new Error(`No ${alg} signing key: KeyRing.start() was not called`);
     return { kid: current.kid, alg, key: this.importKey(current).sign };
@@ -84,8 +86,8 @@ export class KeyRing {
    */
   async verificationKey(kid: string, alg: SigningAlgorithm = this.alg): Promise<KeyObject | null> {
     let key = this.published(alg).find((k) => k.kid === kid);
-    if (!key && Date.now() - this.loadedAt > 1000) {
-      await this.reload();
+    if (!key) {
+      await this.reloadIfOlderThan(KEY_RECHECK_MS);
       key = this.published(alg).find((k) => k.kid === kid);
     }
     return key ? this.importKey(key).verify : null;

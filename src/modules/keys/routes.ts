@@ -3,7 +3,7 @@ import { principalOf } from '../../platform/http/authentication.ts';
 import { ok, okBody } from '../../platform/http/envelopes.ts';
 import { platformAdmin, publicAccess, route } from '../../platform/http/route.ts';
 import type { HttpServer } from '../../platform/http/server.ts';
-import type { KeyRing } from './key-ring.ts';
+import { KEY_RECHECK_MS, type KeyRing } from './key-ring.ts';
 
 const JWKS_CACHE = 'public, max-age=3600';
 
@@ -71,7 +71,7 @@ export function registerKeyRoutes(
       responses: { 200: jwksSchema },
       handler: async (_request, reply) => {
         void reply.header('cache-control', JWKS_CACHE);
-        await deps.keyRing.reloadIfOlderThan(1000);
+        await deps.keyRing.reloadIfOlderThan(KEY_RECHECK_MS);
         return deps.keyRing.jwks() as z.input<typeof jwksSchema>;
       },
     });
